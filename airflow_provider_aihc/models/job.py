@@ -1,0 +1,372 @@
+"""Lenient models of AIHC v1 responses (the ``result`` of each call, aihc-api.md §3.2-3.4).
+
+A status poll must not crash because AIHC added a field, left one out, or sent ``null``
+where Go's ``omitempty`` usually sends nothing.  So every field has a default; unknown
+fields are kept (``extra="allow"``); ``null`` lists and maps become empty; an empty or
+unparseable timestamp (``"finishedAt": ""`` until a job ends) becomes ``None``; and
+``status`` stays a plain string, so a status AIHC adds later still parses (compare it
+through :mod:`airflow_provider_aihc.models.status`).  Only :class:`CreateJobResult`
+requires a field, ``jobId``: without it a create cannot be tracked.
+
+The resource-pool and queue models live in :mod:`.pool` and are re-exported here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AliasChoices, BeforeValidator, Field
+
+from airflow_provider_aihc.models import status as _status
+from airflow_provider_aihc.models._base import _ResponseModel
+from airflow_provider_aihc.models._lenient import EMPTY_LIST_OK as _EMPTY_OK
+from airflow_provider_aihc.models._lenient import EMPTY_OBJECT_OK as _OBJECT_OK
+from airflow_provider_aihc.models._lenient import (
+    AnyMap,
+    Flag,
+    Int,
+    Number,
+    OptionalFlag,
+    OptionalInt,
+    Str,
+    StrMap,
+    Strs,
+    Timestamp,
+    parse_timestamp,
+)
+from airflow_provider_aihc.models.pool import (
+    Queue,
+    QueueList,
+    ResourcePool,
+    ResourcePoolList,
+    ResourcePoolMetadata,
+    ResourcePoolSpec,
+    ResourcePoolStatus,
+    UsageCount,
+)
+
+__all__ = [
+    "CreateJobResult",
+    "DeleteJobResult",
+    "JobDatasource",
+    "JobEnv",
+    "JobEvent",
+    "JobEvents",
+    "JobInfo",
+    "JobLabel",
+    "JobList",
+    "JobResource",
+    "ListMeta",
+    "ObjectMeta",
+    "Pod",
+    "PodList",
+    "PodLogs",
+    "PodStatus",
+    "Queue",
+    "QueueList",
+    "ResourcePool",
+    "ResourcePoolList",
+    "ResourcePoolMetadata",
+    "ResourcePoolSpec",
+    "ResourcePoolStatus",
+    "StopJobResult",
+    "UsageCount",
+    "parse_timestamp",
+]
+
+
+class JobResource(_ResponseModel):
+    """A resource a job's replicas request."""
+
+    name: Str = ""
+    """Resource name, e.g. ``baidu.com/a800_80g_cgpu`` or ``cpu``."""
+    quantity: Number = 0
+    """Amount per replica."""
+
+
+class JobEnv(_ResponseModel):
+    """An environment variable of a job or pod."""
+
+    name: Str = ""
+    """Variable name."""
+    value: Str = ""
+    """Variable value."""
+
+
+class JobLabel(_ResponseModel):
+    """A job label (AIHC's own ``aijob.cce.baidubce.com/*`` labels included)."""
+
+    key: Str = ""
+    """Label key."""
+    value: Str = ""
+    """Label value."""
+
+
+class JobDatasource(_ResponseModel):
+    """A volume mounted into the job."""
+
+    type: Str = ""
+    """Source type, e.g. ``pfs``."""
+    name: Str = ""
+    """Source name (a PFS id for ``pfs``)."""
+    mount_path: Str = ""
+    """Path inside the container."""
+    source_path: Str = ""
+    """Path inside the source."""
+    options: AnyMap = Field(default_factory=dict)
+    """Mount options as sent."""
+
+
+class ObjectMeta(_ResponseModel):
+    """Kubernetes metadata of a pod."""
+
+    name: Str = ""
+    """Pod name, e.g. ``<job name>-master-0``."""
+    namespace: Str = ""
+    """Kubernetes namespace."""
+    labels: StrMap = Field(default_factory=dict)
+    """Kubernetes labels."""
+    annotations: StrMap = Field(default_factory=dict)
+    """Kubernetes annotations."""
+    creation_timestamp: Timestamp = None
+    """When the pod was created."""
+
+
+class PodStatus(_ResponseModel):
+    """A pod's state."""
+
+    pod_phase: Str = ""
+    """Kubernetes pod phase: ``Pending``, ``Running``, ``Succeeded``, ``Failed``, ``Unknown``."""
+    status: Str = ""
+    """AIHC's pod status, e.g. ``READY``."""
+
+
+class Pod(_ResponseModel):
+    """One pod (replica) of a job."""
+
+    pod_ip: Str = Field(default="", validation_alias="PodIP", serialization_alias="PodIP")
+    """Pod IP address."""
+    node_name: Str = ""
+    """Node the pod runs on."""
+    object_meta: Annotated[ObjectMeta, _OBJECT_OK] = Field(default_factory=ObjectMeta)
+    """Kubernetes metadata (name, namespace, labels)."""
+    pod_status: Annotated[PodStatus, _OBJECT_OK] = Field(default_factory=PodStatus)
+    """Pod state."""
+    replica_type: Str = ""
+    """Replica role, e.g. ``master`` or ``worker``."""
+    restart_count: Int = 0
+    """How often the pod's containers restarted."""
+    envs: Annotated[list[JobEnv], _EMPTY_OK] = Field(default_factory=list)
+    """Environment of the pod, including AIHC's injected variables."""
+    finished_at: Timestamp = None
+    """When the pod ended; ``None`` while it runs."""
+    reason: Str = ""
+    """Why the pod ended or failed, when AIHC says."""
+
+
+class ListMeta(_ResponseModel):
+    """Paging metadata of a pod list."""
+
+    total_items: Int = 0
+    """Number of pods."""
+
+
+class PodList(_ResponseModel):
+    """A job's pods (``podList`` of the get-job result)."""
+
+    list_meta: Annotated[ListMeta, _OBJECT_OK] = Field(default_factory=ListMeta)
+    """Paging metadata."""
+    pods: Annotated[list[Pod], _EMPTY_OK] = Field(default_factory=list)
+    """The pods."""
+
+
+class JobInfo(_ResponseModel):
+    """A training job as get-job and list-jobs return it (aihc-api.md §3.4)."""
+
+    job_id: Str = ""
+    """Job id, e.g. ``pytorchjob-<uuid>``; opaque."""
+    name: Str = ""
+    """Job name."""
+    resource_pool_id: Str = ""
+    """Resource pool id."""
+    queue: Str = ""
+    """Queue name."""
+    queue_id: Str = Field(
+        default="",
+        validation_alias=AliasChoices("queueId", "queueID", "queue_id"),
+        serialization_alias="queueId",
+    )
+    """Queue id (managed pools; v2 spelling); empty in most v1 answers."""
+    job_framework: Str = ""
+    """``PyTorchJob`` or ``MPIJob``."""
+    status: Str = ""
+    """Raw status string; see :mod:`airflow_provider_aihc.models.status`."""
+    created_at: Timestamp = None
+    """When the job was created."""
+    scheduled_at: Timestamp = None
+    """When its pods were scheduled."""
+    running_at: Timestamp = None
+    """When it started running."""
+    finished_at: Timestamp = None
+    """When it ended; ``None`` (``""`` on the wire) while it is active."""
+    queueing_sequence: OptionalInt = None
+    """Position in the queue while waiting."""
+    command: Str = ""
+    """Command the replicas run."""
+    image: Str = ""
+    """Container image."""
+    replicas: Int = 0
+    """Number of replicas."""
+    resources: Annotated[list[JobResource], _EMPTY_OK] = Field(default_factory=list)
+    """Resources per replica."""
+    envs: Annotated[list[JobEnv], _EMPTY_OK] = Field(default_factory=list)
+    """Environment variables."""
+    enable_rdma: Flag = Field(
+        default=False, validation_alias="enableRDMA", serialization_alias="enableRDMA"
+    )
+    """Whether RDMA is on."""
+    host_network: Flag = False
+    """Whether pods use the host network."""
+    privileged: OptionalFlag = None
+    """Whether containers run privileged (``None`` when AIHC omits it)."""
+    datasources: Annotated[list[JobDatasource], _EMPTY_OK] = Field(default_factory=list)
+    """Mounted volumes."""
+    labels: Annotated[list[JobLabel], _EMPTY_OK] = Field(default_factory=list)
+    """Labels, AIHC's own included."""
+    priority: Str = ""
+    """``high``, ``normal`` or ``low``."""
+    enable_fault_tolerance: Flag = False
+    """Whether fault tolerance is on."""
+    custom_fault_tolerance_pattern: Strs = Field(default_factory=list)
+    """Log patterns that count as a fault."""
+    fault_tolerance_args: Str = ""
+    """Fault tolerance flags, when given that way."""
+    enable_bccl: Flag = False
+    """Whether BCCL injection was requested."""
+    enable_bccl_status: Str = ""
+    """Outcome of the BCCL injection."""
+    enable_bccl_error_reason: Str = ""
+    """Why BCCL injection failed."""
+    k8s_uid: Str = Field(default="", validation_alias="k8sUID", serialization_alias="k8sUID")
+    """UID of the Kubernetes job object."""
+    k8s_namespace: Str = Field(
+        default="", validation_alias="k8sNamespace", serialization_alias="k8sNamespace"
+    )
+    """Kubernetes namespace of the job."""
+    pod_list: Annotated[PodList | None, BeforeValidator(lambda value: value or None)] = None
+    """The job's pods (get-job only; ``None`` in list items)."""
+
+    @property
+    def labels_dict(self) -> dict[str, str]:
+        """Labels as a ``{key: value}`` dict (the last one wins on a repeated key)."""
+        return {label.key: label.value for label in self.labels}
+
+    @property
+    def pod_names(self) -> list[str]:
+        """Names of the job's pods (empty for list items, which carry no pods)."""
+        pods = self.pod_list.pods if self.pod_list else []
+        return [pod.object_meta.name for pod in pods if pod.object_meta.name]
+
+    @property
+    def job_status(self) -> _status.JobStatus | None:
+        """The status as a :class:`~.status.JobStatus`; ``None`` when unknown or empty."""
+        return _status.parse_status(self.status)
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the job has ended (see :func:`~.status.is_terminal`)."""
+        return _status.is_terminal(self.status)
+
+    @property
+    def is_successful(self) -> bool:
+        """Whether the job ended successfully (see :func:`~.status.is_successful`)."""
+        return _status.is_successful(self.status)
+
+    @property
+    def failure_reason(self) -> str | None:
+        """The first non-empty pod ``reason``, or ``None``."""
+        pods = self.pod_list.pods if self.pod_list else []
+        return next((pod.reason.strip() for pod in pods if pod.reason.strip()), None)
+
+
+class CreateJobResult(_ResponseModel):
+    """Result of create-job."""
+
+    job_id: Annotated[str, Field(min_length=1)]
+    """Id of the new job; required."""
+    job_name: Str = ""
+    """Its name (the example answer's name differs from the request's)."""
+
+
+class StopJobResult(_ResponseModel):
+    """Result of stop-job."""
+
+    job_id: Str = ""
+    """The stopped job's id."""
+    job_name: Str | None = None
+    """Its name; the documented answer omits it."""
+
+
+class DeleteJobResult(_ResponseModel):
+    """Result of delete-job."""
+
+    job_id: Str = ""
+    """The deleted job's id."""
+    job_name: Str | None = None
+    """Its name."""
+
+
+class JobList(_ResponseModel):
+    """One page of list-jobs."""
+
+    total: Int = 0
+    """Number of jobs across all pages."""
+    jobs: Annotated[list[JobInfo], _EMPTY_OK] = Field(default_factory=list)
+    """Jobs on this page."""
+    page_no: OptionalInt = None
+    """Page number, 1-based."""
+    page_size: OptionalInt = None
+    """Page size."""
+    order_by: Str = ""
+    """``createdAt`` or ``finishedAt``."""
+    order: Str = ""
+    """``asc`` or ``desc``."""
+
+
+class JobEvent(_ResponseModel):
+    """A Kubernetes event of a job or pod."""
+
+    reason: Str = ""
+    """Short reason, e.g. ``FailedScheduling``."""
+    message: Str = ""
+    """Human-readable message."""
+    first_timestamp: Timestamp = None
+    """First occurrence."""
+    last_timestamp: Timestamp = None
+    """Latest occurrence."""
+    count: Int = 0
+    """How many times it occurred."""
+    type: Str = ""
+    """``Normal`` or ``Warning``."""
+
+
+class JobEvents(_ResponseModel):
+    """Result of job-events and pod-events (the one unwrapped answer)."""
+
+    events: Annotated[list[JobEvent], _EMPTY_OK] = Field(default_factory=list)
+    """The events."""
+    total: Int = 0
+    """Number of events."""
+
+
+class PodLogs(_ResponseModel):
+    """Result of pod-logs."""
+
+    job_id: Str = ""
+    """The job."""
+    pod_name: Str = ""
+    """The pod."""
+    logs: Strs = Field(default_factory=list)
+    """Log records (lines, or chunks of lines when ``chunk`` was set)."""
+    next_marker: Str | None = None
+    """Marker for the next page, when AIHC pages the logs."""

@@ -1,0 +1,215 @@
+"""Property: whatever the input, ``build_create_request`` returns a valid request or raises
+:class:`AIHCValidationError`, and never touches the caller's body."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+from conftest import SEED_BODY
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from airflow_provider_aihc.exceptions import AIHCValidationError
+from airflow_provider_aihc.models.build import PARAMETER_PATHS, build_create_request
+from airflow_provider_aihc.models.request import CreateJobRequest
+
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12))
+JSONISH = st.recursive(
+    SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(st.text(max_size=10), children, max_size=4),
+    ),
+    max_leaves=10,
+)
+TEXTS = st.one_of(
+    JSONISH.map(json.dumps),
+    JSONISH.map(repr),
+    st.text(max_size=30),
+    st.sampled_from(["", "None", "null", "true", "False", "yes", "8", "-1", "1.5", "[", "{'A': 1"]),
+)
+ANYTHING = st.one_of(JSONISH, TEXTS)
+
+NUMBERS = st.one_of(st.integers(-2, 16), st.floats(-1, 16), st.sampled_from(["8", "1.5", "x"]))
+PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
+    "name": st.from_regex(r"[a-z0-9-]{0,12}", fullmatch=True),
+    "image": st.just("busybox"),
+    "command": st.just("true"),
+    "job_queue": st.sampled_from(["default", "", "q1"]),
+    "replicas": NUMBERS,
+    "job_resources": st.dictionaries(
+        st.sampled_from(["cpu", "memory", "baidu.com/a800_80g_cgpu"]), NUMBERS, max_size=3
+    ),
+    "envs": st.dictionaries(st.text(max_size=6), SCALARS, max_size=3),
+    "priority": st.sampled_from(["high", "normal", "low", "urgent"]),
+    "job_framework": st.sampled_from(["PyTorchJob", "MPIJob", "TFJob"]),
+    "enable_rdma": st.one_of(st.booleans(), st.sampled_from(["true", "0", "maybe"])),
+    "datasources": st.lists(
+        st.fixed_dictionaries(
+            {"type": st.sampled_from(["pfs", ""]), "mount_path": st.sampled_from(["/m", "m"])}
+        ),
+        max_size=2,
+    ),
+    "labels": st.dictionaries(st.text(max_size=6), SCALARS, max_size=3),
+    "fault_tolerance": st.booleans(),
+    "fault_tolerance_config": st.fixed_dictionaries({"faultToleranceLimit": NUMBERS}),
+    "enable_bccl": st.booleans(),
+    "image_config": st.fixed_dictionaries({"username": SCALARS, "password": SCALARS}),
+    "host_network": st.booleans(),
+    "privileged": st.booleans(),
+    "tensorboard_config": st.fixed_dictionaries({"enableTensorboard": SCALARS}),
+    "alert_config": st.fixed_dictionaries({"alertIds": JSONISH}),
+}
+PARAMS = st.one_of(
+    st.fixed_dictionaries({}, optional=PLAUSIBLE),
+    st.fixed_dictionaries(
+        {}, optional={param: st.one_of(PLAUSIBLE[param], ANYTHING) for param in PARAMETER_PATHS}
+    ),
+)
+
+
+def _mutated(template: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """The template with each value mostly kept, sometimes junk or (nested) mutated."""
+    fields = {
+        key: st.one_of(
+            st.just(value),
+            st.just(value),
+            st.just(value),
+            ANYTHING,
+            _mutated(value) if isinstance(value, dict) else st.just(None),
+        )
+        for key, value in template.items()
+    }
+    extras = st.one_of(st.just({}), st.dictionaries(st.text(max_size=8), JSONISH, max_size=2))
+    return st.tuples(st.fixed_dictionaries(fields), extras).map(lambda pair: {**pair[1], **pair[0]})
+
+
+def _outcome(build: Callable[[], CreateJobRequest]) -> CreateJobRequest | AIHCValidationError:
+    """The built request, or the AIHCValidationError (checked for shape); anything else fails."""
+    try:
+        return build()
+    except AIHCValidationError as exc:
+        error = exc
+    assert error.errors
+    for field, problem in error.errors:
+        assert isinstance(field, str)
+        assert field
+        assert isinstance(problem, str)
+        assert problem
+    return error
+
+
+BODIES = st.one_of(st.none(), _mutated(SEED_BODY), _mutated(SEED_BODY).map(json.dumps), ANYTHING)
+
+
+@settings(
+    max_examples=400,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(body=BODIES, params=PARAMS)
+def test_returns_a_request_or_raises_validation_error(body: Any, params: dict[str, Any]) -> None:
+    body_before, params_before = repr(copy.deepcopy(body)), repr(copy.deepcopy(params))
+    outcome = _outcome(lambda: build_create_request(body, **params))
+    if isinstance(outcome, CreateJobRequest):
+        event("built")
+        wire = outcome.to_wire()
+        json.dumps(wire, allow_nan=False)  # JSON-ready and finite
+        assert CreateJobRequest.model_validate(wire).to_wire() == wire
+    else:
+        event("rejected")
+    assert repr(body) == body_before
+    assert repr(params) == params_before
+
+
+@settings(max_examples=150, derandomize=True, database=None, deadline=None)
+@given(value=ANYTHING, param=st.sampled_from(sorted(PARAMETER_PATHS)))
+def test_any_single_parameter_value(value: Any, param: str) -> None:
+    base = {"name": "job-1", "image": "busybox", "command": "true"}
+    outcome = _outcome(lambda: build_create_request(**{**base, param: value}))
+    if isinstance(outcome, CreateJobRequest):
+        json.dumps(outcome.to_wire(), allow_nan=False)
+
+
+def _or_text(strategy: st.SearchStrategy[Any], render: Any = json.dumps) -> Any:
+    """A value, or the same value rendered to text the way templating might."""
+    return st.one_of(strategy, strategy.map(render))
+
+
+FINITE = st.one_of(st.integers(0, 10**6), st.floats(0, 1e6, allow_nan=False))
+TEXT_VALUES = st.one_of(st.text(max_size=10), st.integers(), st.booleans(), FINITE)
+KEYS = st.text(min_size=1, max_size=10).filter(lambda key: key not in {"name", "key"})
+BOOLS = st.one_of(st.booleans(), st.sampled_from(["true", "False", "1", "0", "yes", "off"]))
+VALID: dict[str, st.SearchStrategy[Any]] = {
+    "name": st.from_regex(r"[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?", fullmatch=True),
+    "job_queue": st.text(min_size=1, max_size=10),
+    "replicas": _or_text(st.integers(1, 64), str),
+    "job_resources": _or_text(st.dictionaries(KEYS, _or_text(FINITE, str), max_size=3)),
+    "envs": _or_text(st.dictionaries(KEYS, TEXT_VALUES, max_size=3)),
+    "priority": st.sampled_from(["high", "normal", "low"]),
+    "job_framework": st.sampled_from(["PyTorchJob", "MPIJob"]),
+    "enable_rdma": BOOLS,
+    "datasources": _or_text(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "type": st.text(min_size=1, max_size=5),
+                    "mountPath": st.text(max_size=10).map(lambda path: "/" + path),
+                },
+                optional={"name": st.text(max_size=5), "sourcePath": st.text(max_size=5)},
+            ),
+            max_size=2,
+        )
+    ),
+    "labels": _or_text(st.dictionaries(KEYS, TEXT_VALUES, max_size=3)),
+    "fault_tolerance": BOOLS,
+    "fault_tolerance_config": _or_text(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "faultToleranceLimit": st.integers(0, 9),
+                "enabledHangDetection": st.booleans(),
+            },
+        )
+    ),
+    "enable_bccl": st.just(False),
+    "image_config": _or_text(
+        st.fixed_dictionaries({"username": st.text(max_size=5), "password": st.text(max_size=5)})
+    ),
+    "host_network": BOOLS,
+    "privileged": BOOLS,
+    "tensorboard_config": _or_text(
+        st.fixed_dictionaries(
+            {}, optional={"enableTensorboard": st.booleans(), "logPath": st.text(max_size=5)}
+        )
+    ),
+    "alert_config": _or_text(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "alertIds": st.lists(st.text(max_size=5)),
+                "for": st.sampled_from(["1m", "5m"]),
+            },
+        )
+    ),
+}
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(
+    body=st.one_of(st.just(SEED_BODY), st.just(SEED_BODY).map(json.dumps)),
+    params=st.fixed_dictionaries({}, optional=VALID),
+)
+def test_valid_input_in_any_form_always_builds(body: Any, params: dict[str, Any]) -> None:
+    params_before = repr(copy.deepcopy(params))
+    wire = build_create_request(body, **params).to_wire()
+    json.dumps(wire, allow_nan=False)
+    assert CreateJobRequest.model_validate(wire).to_wire() == wire
+    assert repr(params) == params_before
+    if "name" in params:
+        assert wire["name"] == params["name"]
