@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from urllib.parse import quote
 
@@ -65,7 +65,8 @@ class SignedRequest:
     signed_headers: str
     canonical_request: str
     auth_string_prefix: str
-    signing_key: str
+    #: Kept out of ``repr``: with the prefix it signs any request until the prefix expires.
+    signing_key: str = field(repr=False)
     signature: str
     timestamp: str
 
@@ -188,6 +189,9 @@ def sign(
     uri = canonical_uri(path)
     query = canonical_query_string(params)
     header_block, signed_names = canonical_headers(headers, headers_to_sign)
+    if headers_to_sign is not None and not signed_names:
+        # An empty signedHeaders field means "the server's default set", not "none".
+        raise ValueError("headers_to_sign selects no non-empty header; pass None for the default")
     request = canonical_request(method, uri, query, header_block)
     prefix = auth_string_prefix(access_key_id, stamp, expiration_in_seconds)
     key = signing_key(secret_access_key, prefix)

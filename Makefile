@@ -1,0 +1,47 @@
+# The two commands a new user needs: `make demo` and `make test`.
+# Everything is installed here, into .venvs/, from the committed constraints.
+
+PYTHON ?= python3.11
+VENVS := .venvs
+UV := $(VENVS)/tools/bin/uv
+UV_VERSION := 0.13.9
+AF3 := 3.3.2
+AF2 := 2.11.2
+PY3 := $(VENVS)/airflow-$(AF3)/bin/python
+PY2 := $(VENVS)/airflow-$(AF2)/bin/python
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint test-af3 test-af2 bench clean
+
+demo: $(PY3).stamp
+	$(PY3) scripts/demo.py
+
+test: lint test-af3 test-af2
+
+lint: $(PY3).stamp
+	$(VENVS)/airflow-$(AF3)/bin/ruff check .
+	$(VENVS)/airflow-$(AF3)/bin/ruff format --check .
+	$(VENVS)/airflow-$(AF3)/bin/mypy
+
+test-af3: $(PY3).stamp
+	$(PY3) -m pytest $(PYTEST_ARGS)
+
+test-af2: $(PY2).stamp
+	$(PY2) -m pytest $(PYTEST_ARGS)
+
+bench: $(PY3).stamp
+	$(PY3) bench/run_all.py
+
+$(UV):
+	$(PYTHON) -m venv $(VENVS)/tools
+	$(VENVS)/tools/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+# One venv per tested Airflow version, rebuilt when the project or its pins change.
+$(VENVS)/airflow-%/bin/python.stamp: constraints/airflow-%.txt pyproject.toml | $(UV)
+	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(VENVS)/airflow-$*
+	$(UV) pip install --quiet --compile-bytecode --python $(VENVS)/airflow-$*/bin/python \
+		-c constraints/airflow-$*.txt "apache-airflow==$*" -e ".[dev]"
+	touch $@
+
+clean:
+	rm -rf $(VENVS) .airflow

@@ -1,0 +1,91 @@
+"""Provider metadata read by Airflow's ProvidersManager (entry point ``apache_airflow_provider``).
+
+Kept free of imports: Airflow calls it in every process that lists providers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_aihc import __version__
+
+#: Extra fields of the ``aihc`` connection (Airflow >= 3.2 renders these declaratively).
+CONN_FIELDS: dict[str, dict[str, Any]] = {
+    "region": {
+        "label": "Region",
+        "description": (
+            "Picks the endpoint when Host is empty: cn-beijing, cn-baoding, cn-guangzhou, "
+            "cn-wuhan, cn-suzhou or cn-yangquan"
+        ),
+        "schema": {"type": ["string", "null"]},
+    },
+    "resource_pool_id": {
+        "label": "Default resource pool",
+        "description": "Used by every call that names no pool, e.g. cce-xxxxxxxx or aihc-serverless",
+        "schema": {"type": ["string", "null"]},
+    },
+    "security_token": {
+        "label": "STS security token",
+        "description": "Temporary credentials only; sent as x-bce-security-token",
+        "schema": {"type": ["string", "null"], "format": "password"},
+    },
+}
+
+UI_FIELD_BEHAVIOUR: dict[str, Any] = {
+    "hidden-fields": ["schema", "port"],
+    "relabeling": {
+        "login": "Access Key ID",
+        "password": "Secret Access Key",
+        "host": "Endpoint",
+    },
+    "placeholders": {
+        "host": "aihc.bj.baidubce.com (https implied) or http://127.0.0.1:8080 for the emulator",
+        "extra": '{"region": "cn-beijing", "resource_pool_id": "cce-xxxxxxxx"}',
+    },
+}
+
+
+def get_provider_info() -> dict[str, Any]:
+    """Return the provider's metadata for Airflow."""
+    integration = "Baidu AIHC"
+    return {
+        "package-name": "airflow-provider-aihc",
+        "name": "Baidu AI Cloud AIHC",
+        "description": "Run and watch Baidu AI Cloud AIHC (百舸) GPU training jobs.",
+        "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": integration,
+                "external-doc-url": "https://cloud.baidu.com/doc/AIHC/index.html",
+                "tags": ["service"],
+            }
+        ],
+        "hooks": [
+            {"integration-name": integration, "python-modules": ["airflow_provider_aihc.hooks.aihc"]}
+        ],
+        "operators": [
+            {
+                "integration-name": integration,
+                "python-modules": ["airflow_provider_aihc.operators.aihc"],
+            }
+        ],
+        "sensors": [
+            {"integration-name": integration, "python-modules": ["airflow_provider_aihc.sensors.aihc"]}
+        ],
+        "triggers": [
+            {
+                "integration-name": integration,
+                "python-modules": ["airflow_provider_aihc.triggers.aihc"],
+            }
+        ],
+        "extra-links": ["airflow_provider_aihc.links.aihc.AIHCJobLink"],
+        "connection-types": [
+            {
+                "hook-class-name": "airflow_provider_aihc.hooks.aihc.AIHCHook",
+                "hook-name": "Baidu AIHC",
+                "connection-type": "aihc",
+                "conn-fields": CONN_FIELDS,
+                "ui-field-behaviour": UI_FIELD_BEHAVIOUR,
+            }
+        ],
+    }

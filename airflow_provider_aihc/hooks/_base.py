@@ -1,0 +1,324 @@
+"""Transport for the AIHC hook: connection settings, signing per attempt, retries, errors.
+
+Nothing here knows an AIHC endpoint beyond its :class:`Endpoint` row; ``hooks/aihc.py``
+declares those and parses the answers.  The pure pieces (:func:`prepare`,
+:func:`error_from_response`, :func:`unwrap`, :func:`is_retryable`, :func:`retry_delay`)
+are shared by the sync (``requests``) and async (``httpx``) senders, which differ only in
+how they put bytes on the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from airflow_provider_aihc import __version__
+from airflow_provider_aihc.auth.signer import format_timestamp, provider_signed_headers, sign
+from airflow_provider_aihc.exceptions import (
+    AIHCApiError,
+    AIHCAuthError,
+    AIHCConfigError,
+    AIHCError,
+    AIHCNotFoundError,
+    AIHCResponseError,
+    AIHCServerError,
+    AIHCThrottledError,
+    AIHCTransportError,
+)
+
+#: Region → endpoint host (aihc CLI ``configure.py`` ``host_dict``).
+REGION_HOSTS = {
+    "cn-beijing": "aihc.bj.baidubce.com",
+    "cn-baoding": "aihc.bd.baidubce.com",
+    "cn-guangzhou": "aihc.gz.baidubce.com",
+    "cn-wuhan": "aihc.fwh.baidubce.com",
+    "cn-suzhou": "aihc.su.baidubce.com",
+    "cn-yangquan": "aihc.yq.baidubce.com",
+}
+USER_AGENT = f"airflow-provider-aihc/{__version__}"
+#: AIHC error codes that mean the credentials or the signature were refused.
+AUTH_ERROR_CODES = frozenset(
+    {
+        "AccessDenied",
+        "InvalidAccessKeyId",
+        "InvalidHTTPAuthHeader",
+        "RequestExpired",
+        "SignatureDoesNotMatch",
+    }
+)
+RETRYABLE_STATUSES = frozenset({429}) | frozenset(range(500, 600))
+BACKOFF_BASE_SECONDS = 0.5
+BACKOFF_CAP_SECONDS = 30.0
+RETRY_AFTER_CAP_SECONDS = 300.0
+DEFAULT_TIMEOUT_SECONDS = 60.0
+DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
+DEFAULT_MAX_RETRIES = 5
+
+Params = Sequence[tuple[str, str | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """One AIHC API operation.
+
+    :param operation: the name used in errors and logs, e.g. ``GetJob``.
+    :param method: the HTTP method.
+    :param path: the path template, e.g. ``/api/v1/aijobs/{job_id}``.
+    :param retryable: whether a failed attempt may be sent again (never for create).
+    """
+
+    operation: str
+    method: str
+    path: str
+    retryable: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ApiRequest:
+    """One call, built once and signed afresh for every attempt."""
+
+    endpoint: Endpoint
+    path: str
+    params: Params = ()
+    body: bytes | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What one attempt puts on the wire: the URL as signed and the headers."""
+
+    url: str
+    headers: dict[str, str]
+
+
+@dataclass(frozen=True)
+class ConnectionConfig:
+    """Settings read from an ``aihc`` connection; secrets stay out of ``repr``.
+
+    :param base_url: ``scheme://host[:port]``.
+    :param access_key_id: the Access Key ID.
+    :param secret_access_key: the Secret Access Key.
+    :param security_token: the STS token, if any.
+    :param resource_pool_id: the default resource pool.
+    :param timeout: read timeout of one attempt, in seconds.
+    :param connect_timeout: connect timeout of one attempt, in seconds.
+    :param max_retries: attempts after the first for retryable calls.
+    """
+
+    base_url: str
+    access_key_id: str
+    secret_access_key: str = field(repr=False)
+    security_token: str | None = field(default=None, repr=False)
+    resource_pool_id: str | None = None
+    timeout: float = DEFAULT_TIMEOUT_SECONDS
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
+    max_retries: int = DEFAULT_MAX_RETRIES
+
+    @property
+    def host_header(self) -> str:
+        """The ``Host`` value: the netloc, without the scheme's default port."""
+        parts = urlsplit(self.base_url)
+        default_port = {"http": 80, "https": 443}[parts.scheme]
+        host = parts.hostname or ""
+        return host if parts.port in (None, default_port) else f"{host}:{parts.port}"
+
+
+def config_from_connection(conn: Any) -> ConnectionConfig:
+    """Read an ``aihc`` Airflow connection.
+
+    :param conn: an Airflow ``Connection``.
+    :raises AIHCConfigError: naming the field that is missing or wrong.
+    """
+    extra: Mapping[str, Any] = conn.extra_dejson or {}
+    problems = []
+    if not conn.login:
+        problems.append("login (the Access Key ID) is empty")
+    if not conn.password:
+        problems.append("password (the Secret Access Key) is empty")
+    try:
+        base_url = _base_url(conn.host, conn.port, extra.get("region"))
+    except AIHCConfigError as err:
+        problems.append(str(err))
+        base_url = ""
+    numbers: dict[str, float] = {}
+    for key, default in (
+        ("timeout", DEFAULT_TIMEOUT_SECONDS),
+        ("connect_timeout", DEFAULT_CONNECT_TIMEOUT_SECONDS),
+        ("max_retries", DEFAULT_MAX_RETRIES),
+    ):
+        try:
+            numbers[key] = float(extra.get(key, default))
+            if numbers[key] < 0:
+                raise ValueError
+        except (TypeError, ValueError):
+            problems.append(f"extra {key} must be a non-negative number, got {extra[key]!r}")
+    if problems:
+        raise AIHCConfigError(f"AIHC connection {conn.conn_id!r}: " + "; ".join(problems))
+    return ConnectionConfig(
+        base_url=base_url,
+        access_key_id=conn.login,
+        secret_access_key=conn.password,
+        security_token=extra.get("security_token") or None,
+        resource_pool_id=extra.get("resource_pool_id") or None,
+        timeout=numbers["timeout"],
+        connect_timeout=numbers["connect_timeout"],
+        max_retries=int(numbers["max_retries"]),
+    )
+
+
+def _base_url(host: str | None, port: int | None, region: str | None) -> str:
+    if not host:
+        if not region:
+            raise AIHCConfigError("host is empty and extra region is not set")
+        if region not in REGION_HOSTS:
+            raise AIHCConfigError(
+                f"extra region must be one of {', '.join(sorted(REGION_HOSTS))}; got {region!r}"
+            )
+        host = REGION_HOSTS[region]
+    if "://" not in host:
+        host = "https://" + host
+    parts = urlsplit(host)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise AIHCConfigError(f"host must be a host name or an http(s) URL, got {host!r}")
+    if parts.path not in ("", "/") or parts.query:
+        raise AIHCConfigError(f"host must not carry a path or query, got {host!r}")
+    netloc = parts.netloc if parts.port or not port else f"{parts.netloc}:{port}"
+    return f"{parts.scheme}://{netloc}"
+
+
+def prepare(config: ConnectionConfig, request: ApiRequest, now: float) -> Attempt:
+    """Sign one attempt; the signer's canonical path and query are exactly what is sent.
+
+    Signs ``host``, ``x-bce-date`` and every other ``x-bce-*`` header sent (the STS token).
+
+    :param config: the connection settings.
+    :param request: the call.
+    :param now: epoch seconds, read once by the caller for this attempt.
+    """
+    headers = {
+        "Host": config.host_header,
+        "Content-Type": "application/json",
+        "x-bce-date": format_timestamp(now),
+    }
+    if config.security_token:
+        headers["x-bce-security-token"] = config.security_token
+    signed = sign(
+        access_key_id=config.access_key_id,
+        secret_access_key=config.secret_access_key,
+        method=request.endpoint.method,
+        path=request.path,
+        params=request.params,
+        headers=headers,
+        timestamp=now,
+        headers_to_sign=provider_signed_headers(headers),
+    )
+    query = f"?{signed.canonical_query_string}" if signed.canonical_query_string else ""
+    headers["Authorization"] = signed.authorization
+    headers["User-Agent"] = USER_AGENT
+    return Attempt(url=f"{config.base_url}{signed.canonical_uri}{query}", headers=headers)
+
+
+def unwrap(operation: str, status: int, body: bytes, headers: Mapping[str, str]) -> Any:
+    """Decode a 2xx answer: the ``result`` of the v1 envelope, or the object itself.
+
+    :raises AIHCResponseError: the body is not a JSON object.
+    """
+    try:
+        payload = json.loads(body) if body.strip() else None
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict):
+        raise AIHCResponseError(
+            operation,
+            status,
+            "MalformedResponse",
+            f"expected a JSON object, got {_preview(body)}",
+            request_id=_header(headers, "x-bce-request-id"),
+        )
+    return payload.get("result", payload)
+
+
+def error_from_response(
+    operation: str,
+    status: int,
+    body: bytes,
+    headers: Mapping[str, str],
+    access_key_id: str | None,
+) -> AIHCApiError:
+    """Map an error answer to the typed exception; reads the body case-insensitively."""
+    fields: dict[str, Any] = {}
+    try:
+        payload = json.loads(body)
+        if isinstance(payload, dict):
+            fields = {str(k).lower(): v for k, v in payload.items()}
+    except ValueError:
+        pass
+    code = str(fields.get("code") or "")
+    message = str(fields.get("message") or "") or _preview(body)
+    request_id = fields.get("requestid") or _header(headers, "x-bce-request-id")
+    args = (operation, status, code, message, request_id and str(request_id), access_key_id)
+    if status == 429:
+        return AIHCThrottledError(*args, retry_after=parse_retry_after(headers))
+    if status >= 500:
+        return AIHCServerError(*args)
+    if status == 404:
+        return AIHCNotFoundError(*args)
+    if status in (401, 403) or code in AUTH_ERROR_CODES:
+        if code == "RequestExpired":
+            args = (*args[:3], f"{message} (is this machine's clock right?)", *args[4:])
+        return AIHCAuthError(*args)
+    return AIHCApiError(*args)
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from a ``Retry-After`` header (delta-seconds or an HTTP date), if any."""
+    value = _header(headers, "retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None
+
+
+def is_retryable(error: AIHCError) -> bool:
+    """Whether a failed attempt of a retryable endpoint may be sent again."""
+    if isinstance(error, AIHCTransportError):
+        return True
+    return isinstance(error, AIHCApiError) and error.status in RETRYABLE_STATUSES
+
+
+def retry_delay(attempt: int, error: AIHCError, rng: random.Random | None = None) -> float:
+    """Seconds to wait before attempt ``attempt + 1``: the server's ``Retry-After`` when it
+    gave one, else exponential backoff with full jitter.
+
+    :param attempt: the number of the attempt that failed, from 0.
+    """
+    if isinstance(error, AIHCThrottledError) and error.retry_after is not None:
+        return min(error.retry_after, RETRY_AFTER_CAP_SECONDS)
+    ceiling = min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt)
+    return (rng or random).uniform(ceiling / 2, ceiling)
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return value
+    return None
+
+
+def _preview(body: bytes, limit: int = 200) -> str:
+    text = body.decode("utf-8", "replace").strip()
+    if not text:
+        return "an empty body"
+    return repr(text[:limit] + ("…" if len(text) > limit else ""))

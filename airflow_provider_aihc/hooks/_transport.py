@@ -1,0 +1,169 @@
+"""The two senders: ``requests`` for workers, a shared ``httpx.AsyncClient`` for triggers.
+
+Both run the same loop: sign the attempt afresh (:func:`prepare`), send, decode or map the
+error, and ask :func:`next_delay` whether and when to try again.  Only the I/O differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_aihc.exceptions import AIHCError, AIHCTransportError
+from airflow_provider_aihc.hooks._base import (
+    ApiRequest,
+    ConnectionConfig,
+    error_from_response,
+    is_retryable,
+    prepare,
+    retry_delay,
+    unwrap,
+)
+
+if TYPE_CHECKING:
+    import httpx
+    import requests
+
+log = logging.getLogger(__name__)
+
+#: Connections one triggerer process keeps open per endpoint, however many triggers poll.
+ASYNC_MAX_CONNECTIONS = 16
+Clock = Callable[[], float]
+
+
+def next_delay(request: ApiRequest, error: AIHCError, attempt: int, max_retries: int) -> float | None:
+    """Seconds to wait before retrying, or ``None`` to give up and raise ``error``."""
+    if not request.endpoint.retryable or not is_retryable(error) or attempt >= max_retries:
+        return None
+    delay = retry_delay(attempt, error)
+    log.warning(
+        "AIHC %s attempt %d failed (%s); retrying in %.1f s",
+        request.endpoint.operation,
+        attempt + 1,
+        error,
+        delay,
+    )
+    return delay
+
+
+def decode(
+    config: ConnectionConfig,
+    request: ApiRequest,
+    status: int,
+    body: bytes,
+    headers: Mapping[str, str],
+) -> Any:
+    """The decoded result of a 2xx answer; raises the typed error for any other."""
+    operation = request.endpoint.operation
+    log.debug("AIHC %s %s -> HTTP %d", operation, request.path, status)
+    if 200 <= status < 300:
+        return unwrap(operation, status, body, headers)
+    raise error_from_response(operation, status, body, headers, config.access_key_id)
+
+
+def send(
+    session: requests.Session,
+    config: ConnectionConfig,
+    request: ApiRequest,
+    *,
+    clock: Clock = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Any:
+    """Send ``request`` with ``requests``, retrying what may be retried."""
+    import requests
+
+    attempt = 0
+    while True:
+        signed = prepare(config, request, clock())
+        try:
+            try:
+                response = session.request(
+                    request.endpoint.method,
+                    signed.url,
+                    data=request.body,
+                    headers=signed.headers,
+                    timeout=(config.connect_timeout, config.timeout),
+                    allow_redirects=False,
+                )
+            except requests.RequestException as err:
+                raise AIHCTransportError(request.endpoint.operation, _describe(err)) from err
+            return decode(config, request, response.status_code, response.content, response.headers)
+        except AIHCError as err:
+            delay = next_delay(request, err, attempt, config.max_retries)
+            if delay is None:
+                raise
+        sleep(delay)
+        attempt += 1
+
+
+async def asend(
+    client: httpx.AsyncClient,
+    config: ConnectionConfig,
+    request: ApiRequest,
+    *,
+    clock: Clock = time.time,
+) -> Any:
+    """Send ``request`` with ``httpx``, retrying what may be retried."""
+    import httpx
+
+    attempt = 0
+    while True:
+        signed = prepare(config, request, clock())
+        try:
+            try:
+                response = await client.request(
+                    request.endpoint.method,
+                    signed.url,
+                    content=request.body,
+                    headers=signed.headers,
+                )
+            except httpx.HTTPError as err:
+                raise AIHCTransportError(request.endpoint.operation, _describe(err)) from err
+            return decode(config, request, response.status_code, response.content, response.headers)
+        except AIHCError as err:
+            delay = next_delay(request, err, attempt, config.max_retries)
+            if delay is None:
+                raise
+        await asyncio.sleep(delay)
+        attempt += 1
+
+
+_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_async_client(config: ConnectionConfig) -> httpx.AsyncClient:
+    """One pooled client per endpoint and event loop, shared by every trigger in the process.
+
+    Triggers come and go; the pool stays, so a thousand watched jobs use a handful of
+    keep-alive connections rather than one each.
+    """
+    import httpx
+
+    loop = asyncio.get_running_loop()
+    key = (config.base_url, config.timeout, config.connect_timeout)
+    clients = _CLIENTS.setdefault(loop, {})
+    client = clients.get(key)
+    if client is None or client.is_closed:
+        client = httpx.AsyncClient(
+            timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout, pool=None),
+            limits=httpx.Limits(
+                max_connections=ASYNC_MAX_CONNECTIONS,
+                max_keepalive_connections=ASYNC_MAX_CONNECTIONS,
+            ),
+            follow_redirects=False,
+            trust_env=True,
+        )
+        clients[key] = client
+    return client
+
+
+def _describe(err: Exception) -> str:
+    """The exception's class and message: URLs only, never headers."""
+    text = str(err).strip()
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__

@@ -1,0 +1,480 @@
+"""AIHC hook: one method per v1 endpoint, sync for workers and async for triggers.
+
+Endpoints (``/api/v1``, every job call with query ``resourcePoolId``): CreateJob ``POST
+/aijobs``, ListJobs ``GET /aijobs``, GetJob ``GET /aijobs/{id}``, StopJob ``POST
+/aijobs/{id}/stop``, DeleteJob ``DELETE /aijobs/{id}``, UpdateJob ``PUT /aijobs/{id}``,
+GetJobEvents ``GET /aijobs/{id}/events``, GetPodLogs ``GET /aijobs/{id}/pods/{pod}/logs``,
+GetPodEvents ``GET /aijobs/{id}/pods/{pod}/events``, and the resource pool and queue reads.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCError
+from airflow_provider_aihc.hooks._base import (
+    ApiRequest,
+    ConnectionConfig,
+    Endpoint,
+    Params,
+    config_from_connection,
+)
+from airflow_provider_aihc.hooks._transport import asend, send, shared_async_client
+from airflow_provider_aihc.models.job import (
+    CreateJobResult,
+    DeleteJobResult,
+    JobEvents,
+    JobInfo,
+    JobList,
+    PodLogs,
+    StopJobResult,
+)
+from airflow_provider_aihc.models.pool import Queue, QueueList, ResourcePool, ResourcePoolList
+from airflow_provider_aihc.models.request import CreateJobRequest
+from airflow_provider_aihc.version_compat import BaseHook, aget_connection, mask_secret
+
+if TYPE_CHECKING:
+    import requests
+
+T = TypeVar("T")
+
+CREATE_JOB = Endpoint("CreateJob", "POST", "/api/v1/aijobs", retryable=False)
+LIST_JOBS = Endpoint("ListJobs", "GET", "/api/v1/aijobs")
+GET_JOB = Endpoint("GetJob", "GET", "/api/v1/aijobs/{job_id}")
+STOP_JOB = Endpoint("StopJob", "POST", "/api/v1/aijobs/{job_id}/stop")
+DELETE_JOB = Endpoint("DeleteJob", "DELETE", "/api/v1/aijobs/{job_id}")
+UPDATE_JOB = Endpoint("UpdateJob", "PUT", "/api/v1/aijobs/{job_id}")
+GET_JOB_EVENTS = Endpoint("GetJobEvents", "GET", "/api/v1/aijobs/{job_id}/events")
+GET_POD_LOGS = Endpoint("GetPodLogs", "GET", "/api/v1/aijobs/{job_id}/pods/{pod_name}/logs")
+GET_POD_EVENTS = Endpoint("GetPodEvents", "GET", "/api/v1/aijobs/{job_id}/pods/{pod_name}/events")
+LIST_POOLS = Endpoint("ListResourcePools", "GET", "/api/v1/resourcepools")
+GET_POOL = Endpoint("GetResourcePool", "GET", "/api/v1/resourcepools/{pool_id}")
+LIST_QUEUES = Endpoint("ListQueues", "GET", "/api/v1/resourcepools/{pool_id}/queue")
+GET_QUEUE = Endpoint("GetQueue", "GET", "/api/v1/resourcepools/{pool_id}/queue/{queue_name}")
+
+#: Pools whose job calls also need ``queueID`` (bce-sdk-go ``SERVERLESS_CLUSTER``/``BHCMP``).
+QUEUE_ID_POOLS = frozenset({"aihc-serverless", "aihc-bhcmp"})
+LIST_PAGE_SIZE = 100
+#: A bound on pages read by one list, so a server that never stops paging cannot hang us.
+LIST_MAX_PAGES = 1000
+
+
+class AIHCHook(BaseHook):  # type: ignore[misc]
+    """Talk to Baidu AIHC's v1 job API with ``bce-auth-v1`` signed requests.
+
+    :param aihc_conn_id: the ``aihc`` connection: login = Access Key ID, password = Secret
+        Access Key, host = endpoint (bare host or URL), extras ``region``,
+        ``resource_pool_id``, ``security_token``, ``timeout``, ``max_retries``.
+    """
+
+    conn_name_attr = "aihc_conn_id"
+    default_conn_name = "aihc_default"
+    conn_type = "aihc"
+    hook_name = "Baidu AIHC"
+    #: Read once per attempt when signing; a seam for clock-skew tests.
+    clock: ClassVar[Callable[[], float]] = staticmethod(time.time)
+
+    def __init__(self, aihc_conn_id: str = default_conn_name) -> None:
+        super().__init__()
+        self.aihc_conn_id = aihc_conn_id
+        self._async_config: ConnectionConfig | None = None
+
+    # -- connection -------------------------------------------------------------------
+
+    @cached_property
+    def config(self) -> ConnectionConfig:
+        """The connection's settings; its secrets are registered with the masker."""
+        return _masked(config_from_connection(self.get_connection(self.aihc_conn_id)))
+
+    async def aconfig(self) -> ConnectionConfig:
+        """:attr:`config`, read without blocking the event loop."""
+        if self._async_config is None:
+            conn = await aget_connection(self.aihc_conn_id)
+            self._async_config = _masked(config_from_connection(conn))
+        return self._async_config
+
+    @cached_property
+    def session(self) -> requests.Session:
+        """The ``requests`` session of this hook (keep-alive across calls)."""
+        import requests
+
+        return requests.Session()
+
+    def resource_pool(self, resource_pool_id: str | None = None) -> str:
+        """The pool to use: the given one, else the connection's ``resource_pool_id``."""
+        return _pool(self.config, resource_pool_id, self.aihc_conn_id)
+
+    # -- jobs -------------------------------------------------------------------------
+
+    def create_job(
+        self,
+        request: CreateJobRequest | Mapping[str, Any],
+        resource_pool_id: str | None = None,
+        *,
+        client_token: str | None = None,
+    ) -> CreateJobResult:
+        """Create a training job; sent exactly once (a lost answer is the caller's to resolve).
+
+        :param request: a :class:`CreateJobRequest` or a mapping in wire (camelCase) form.
+        :param resource_pool_id: the pool; defaults to the connection's.
+        :param client_token: sent as ``clientToken`` (undocumented for jobs; harmless).
+        """
+        model = CreateJobRequest.model_validate(request)
+        body = model.model_dump(mode="json", exclude_none=True)
+        params: list[tuple[str, str | None]] = []
+        if client_token:
+            params.append(("clientToken", client_token))
+        return self._call(
+            CreateJobResult.model_validate,
+            CREATE_JOB,
+            resource_pool_id,
+            params=params,
+            queue_id=model.queue,
+            body=json.dumps(body, ensure_ascii=False).encode(),
+        )
+
+    def get_job(
+        self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
+    ) -> JobInfo:
+        """The job's details, with its pods."""
+        return self._call(JobInfo.model_validate, GET_JOB, resource_pool_id, queue_id, job_id=job_id)
+
+    async def aget_job(
+        self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
+    ) -> JobInfo:
+        """Async :meth:`get_job`."""
+        return await self._acall(
+            JobInfo.model_validate, GET_JOB, resource_pool_id, queue_id, job_id=job_id
+        )
+
+    def list_jobs(
+        self,
+        resource_pool_id: str | None = None,
+        *,
+        queue: str | None = None,
+        order_by: str | None = None,
+        order: str | None = None,
+        queue_id: str | None = None,
+    ) -> list[JobInfo]:
+        """Every job in the pool (all pages), newest first unless ``order`` says otherwise.
+
+        :param queue: only jobs of this queue (empty or ``all``: every queue).
+        :param order_by: ``createdAt`` or ``finishedAt``.
+        :param order: ``asc`` or ``desc``.
+        """
+        jobs: list[JobInfo] = []
+        for page_no in range(1, LIST_MAX_PAGES + 1):
+            params = _list_params(page_no, queue=queue, orderBy=order_by, order=order)
+            page = self._call(
+                JobList.model_validate, LIST_JOBS, resource_pool_id, queue_id, params=params
+            )
+            jobs.extend(page.jobs)
+            if not page.jobs or len(jobs) >= page.total:
+                break
+        return jobs
+
+    def stop_job(
+        self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
+    ) -> StopJobResult:
+        """Stop a running job (AIHC has no suspend; a stopped job ends)."""
+        return self._call(
+            StopJobResult.model_validate, STOP_JOB, resource_pool_id, queue_id, job_id=job_id
+        )
+
+    async def astop_job(
+        self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
+    ) -> StopJobResult:
+        """Async :meth:`stop_job`."""
+        return await self._acall(
+            StopJobResult.model_validate, STOP_JOB, resource_pool_id, queue_id, job_id=job_id
+        )
+
+    def delete_job(
+        self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
+    ) -> DeleteJobResult:
+        """Delete a job's record (for cleanup; stop it first to end it)."""
+        return self._call(
+            DeleteJobResult.model_validate, DELETE_JOB, resource_pool_id, queue_id, job_id=job_id
+        )
+
+    def update_job_priority(
+        self,
+        job_id: str,
+        priority: str,
+        resource_pool_id: str | None = None,
+        *,
+        queue_id: str | None = None,
+    ) -> StopJobResult:
+        """Change a queued job's priority: ``high``, ``normal`` or ``low``."""
+        if priority not in ("high", "normal", "low"):
+            raise AIHCConfigError(f"priority must be one of high, normal, low; got {priority!r}")
+        body = json.dumps({"priority": priority}).encode()
+        return self._call(
+            StopJobResult.model_validate,
+            UPDATE_JOB,
+            resource_pool_id,
+            queue_id,
+            job_id=job_id,
+            body=body,
+        )
+
+    def get_job_events(
+        self,
+        job_id: str,
+        resource_pool_id: str | None = None,
+        *,
+        job_framework: str = "PyTorchJob",
+        start_time: str | None = None,
+        end_time: str | None = None,
+    ) -> JobEvents:
+        """The job's Kubernetes-style events (reason, message, type)."""
+        params = _events_params(job_framework, start_time, end_time)
+        return self._call(
+            JobEvents.model_validate, GET_JOB_EVENTS, resource_pool_id, params=params, job_id=job_id
+        )
+
+    async def aget_job_events(
+        self,
+        job_id: str,
+        resource_pool_id: str | None = None,
+        *,
+        job_framework: str = "PyTorchJob",
+        start_time: str | None = None,
+        end_time: str | None = None,
+    ) -> JobEvents:
+        """Async :meth:`get_job_events`."""
+        params = _events_params(job_framework, start_time, end_time)
+        return await self._acall(
+            JobEvents.model_validate, GET_JOB_EVENTS, resource_pool_id, params=params, job_id=job_id
+        )
+
+    def get_pod_logs(
+        self,
+        job_id: str,
+        pod_name: str,
+        resource_pool_id: str | None = None,
+        *,
+        start_time: int | None = None,
+        max_lines: int | None = None,
+        marker: str | None = None,
+    ) -> PodLogs:
+        """Log lines of one pod; pass the last ``next_marker`` to read on from there."""
+        params = _logs_params(start_time, max_lines, marker)
+        return self._call(
+            PodLogs.model_validate,
+            GET_POD_LOGS,
+            resource_pool_id,
+            params=params,
+            job_id=job_id,
+            pod_name=pod_name,
+        )
+
+    async def aget_pod_logs(
+        self,
+        job_id: str,
+        pod_name: str,
+        resource_pool_id: str | None = None,
+        *,
+        start_time: int | None = None,
+        max_lines: int | None = None,
+        marker: str | None = None,
+    ) -> PodLogs:
+        """Async :meth:`get_pod_logs`."""
+        params = _logs_params(start_time, max_lines, marker)
+        return await self._acall(
+            PodLogs.model_validate,
+            GET_POD_LOGS,
+            resource_pool_id,
+            params=params,
+            job_id=job_id,
+            pod_name=pod_name,
+        )
+
+    def get_pod_events(
+        self,
+        job_id: str,
+        pod_name: str,
+        resource_pool_id: str | None = None,
+        *,
+        job_framework: str = "PyTorchJob",
+    ) -> JobEvents:
+        """Events of one pod."""
+        return self._call(
+            JobEvents.model_validate,
+            GET_POD_EVENTS,
+            resource_pool_id,
+            params=_events_params(job_framework, None, None),
+            job_id=job_id,
+            pod_name=pod_name,
+        )
+
+    # -- pools and queues -------------------------------------------------------------
+
+    def list_resource_pools(self) -> list[ResourcePool]:
+        """Every resource pool the credentials can see (all pages)."""
+        pools: list[ResourcePool] = []
+        for page_no in range(1, LIST_MAX_PAGES + 1):
+            page = self._call(
+                ResourcePoolList.model_validate, LIST_POOLS, None, params=_list_params(page_no)
+            )
+            pools.extend(page.resource_pools)
+            if not page.resource_pools or len(pools) >= page.total_count:
+                break
+        return pools
+
+    def get_resource_pool(self, resource_pool_id: str | None = None) -> ResourcePool:
+        """One resource pool."""
+        pool_id = self.resource_pool(resource_pool_id)
+        return self._call(ResourcePool.model_validate, GET_POOL, None, pool_id=pool_id)
+
+    def list_queues(self, resource_pool_id: str | None = None) -> list[Queue]:
+        """The queues of a pool (first page of up to 100)."""
+        pool_id = self.resource_pool(resource_pool_id)
+        page = self._call(
+            QueueList.model_validate, LIST_QUEUES, None, params=_list_params(1), pool_id=pool_id
+        )
+        return page.queues
+
+    def get_queue(self, queue_name: str, resource_pool_id: str | None = None) -> Queue:
+        """One queue of a pool."""
+        pool_id = self.resource_pool(resource_pool_id)
+        return self._call(
+            Queue.model_validate, GET_QUEUE, None, pool_id=pool_id, queue_name=queue_name
+        )
+
+    def test_connection(self) -> tuple[bool, str]:
+        """One cheap signed call (list one page of resource pools)."""
+        try:
+            self._call(ResourcePoolList.model_validate, LIST_POOLS, None, params=_list_params(1, 1))
+        except AIHCError as err:
+            return False, str(err)
+        return True, f"Connected to AIHC at {self.config.base_url}"
+
+    # -- UI (Airflow < 3.2 reads these; newer versions read get_provider_info) ---------
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        """Relabel the standard connection form for AIHC."""
+        from airflow_provider_aihc.get_provider_info import UI_FIELD_BEHAVIOUR
+
+        return UI_FIELD_BEHAVIOUR
+
+    @classmethod
+    def get_connection_form_widgets(cls) -> dict[str, Any]:
+        """The extra fields of the connection form."""
+        from flask_appbuilder.fieldwidgets import BS3PasswordFieldWidget, BS3TextFieldWidget
+        from flask_babel import lazy_gettext
+        from wtforms import PasswordField, StringField
+
+        from airflow_provider_aihc.get_provider_info import CONN_FIELDS
+
+        widgets: dict[str, Any] = {}
+        for name, spec in CONN_FIELDS.items():
+            secret = spec["schema"].get("format") == "password"
+            field_class = PasswordField if secret else StringField
+            widget = BS3PasswordFieldWidget() if secret else BS3TextFieldWidget()
+            widgets[name] = field_class(
+                lazy_gettext(spec["label"]), widget=widget, description=spec["description"]
+            )
+        return widgets
+
+    # -- plumbing ---------------------------------------------------------------------
+
+    def _call(
+        self,
+        parse: Callable[[Any], T],
+        endpoint: Endpoint,
+        resource_pool_id: str | None,
+        queue_id: str | None = None,
+        *,
+        params: Params = (),
+        body: bytes | None = None,
+        **path_args: str,
+    ) -> T:
+        config = self.config
+        request = _request(config, self.aihc_conn_id, endpoint, resource_pool_id, queue_id,
+                           params, body, path_args)
+        return parse(send(self.session, config, request, clock=self.clock))
+
+    async def _acall(
+        self,
+        parse: Callable[[Any], T],
+        endpoint: Endpoint,
+        resource_pool_id: str | None,
+        queue_id: str | None = None,
+        *,
+        params: Params = (),
+        body: bytes | None = None,
+        **path_args: str,
+    ) -> T:
+        config = await self.aconfig()
+        request = _request(config, self.aihc_conn_id, endpoint, resource_pool_id, queue_id,
+                           params, body, path_args)
+        client = shared_async_client(config)
+        return parse(await asend(client, config, request, clock=self.clock))
+
+
+def _request(
+    config: ConnectionConfig,
+    conn_id: str,
+    endpoint: Endpoint,
+    resource_pool_id: str | None,
+    queue_id: str | None,
+    params: Params,
+    body: bytes | None,
+    path_args: Mapping[str, str],
+) -> ApiRequest:
+    """Build a call: safe path segments, and ``resourcePoolId`` for every job endpoint."""
+    path = endpoint.path.format(**{k: _segment(k, v) for k, v in path_args.items()})
+    query = list(params)
+    if endpoint.path.startswith("/api/v1/aijobs"):
+        pool = _pool(config, resource_pool_id, conn_id)
+        query.insert(0, ("resourcePoolId", pool))
+        if queue_id and pool in QUEUE_ID_POOLS:
+            query.append(("queueID", queue_id))
+    return ApiRequest(endpoint=endpoint, path=path, params=tuple(query), body=body)
+
+
+def _segment(name: str, value: str) -> str:
+    """A path parameter, refused if it could escape its segment (``/``, ``.``, ``..``)."""
+    text = str(value)
+    if not text.strip() or "/" in text or "\\" in text or text in (".", ".."):
+        raise AIHCConfigError(f"{name} must be a non-empty id without '/', got {value!r}")
+    return text
+
+
+def _pool(config: ConnectionConfig, resource_pool_id: str | None, conn_id: str) -> str:
+    pool = resource_pool_id or config.resource_pool_id
+    if not pool:
+        raise AIHCConfigError(
+            "resource_pool_id is not set: pass resource_pool_id or set the extra "
+            f"'resource_pool_id' of connection {conn_id!r}"
+        )
+    return _segment("resource_pool_id", pool)
+
+
+def _masked(config: ConnectionConfig) -> ConnectionConfig:
+    mask_secret(config.secret_access_key)
+    if config.security_token:
+        mask_secret(config.security_token)
+    return config
+
+
+def _list_params(page_no: int, page_size: int = LIST_PAGE_SIZE, **filters: str | None) -> Params:
+    params = [(k, v) for k, v in filters.items() if v]
+    return [*params, ("pageNo", str(page_no)), ("pageSize", str(page_size))]
+
+
+def _events_params(job_framework: str, start_time: str | None, end_time: str | None) -> Params:
+    params: list[tuple[str, str | None]] = [("jobFramework", job_framework)]
+    params += [(k, v) for k, v in (("startTime", start_time), ("endTime", end_time)) if v]
+    return params
+
+
+def _logs_params(start_time: int | None, max_lines: int | None, marker: str | None) -> Params:
+    pairs = (("startTime", start_time), ("maxLines", max_lines), ("marker", marker))
+    return [(k, str(v)) for k, v in pairs if v is not None]

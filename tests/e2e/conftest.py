@@ -1,0 +1,78 @@
+"""Real DAG runs: ``airflow dags test`` in a subprocess against an in-process emulator.
+
+The emulator (the package's ``aihc_emulator`` fixture) sets ``AIRFLOW_CONN_AIHC_DEFAULT``
+in this process's environment, which the subprocess inherits.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+AIRFLOW = str(Path(sys.executable).with_name("airflow"))
+DAGS_DIR = Path(__file__).parent / "dags"
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "dags_examples"
+DAG_RUN_TIMEOUT = 300
+
+
+@dataclass(frozen=True)
+class DagRun:
+    """What one ``airflow dags test`` printed, and whether the run succeeded."""
+
+    returncode: int
+    output: str
+
+    @property
+    def succeeded(self) -> bool:
+        return self.returncode == 0 and "state=success" in self.output
+
+    def count(self, text: str) -> int:
+        return self.output.count(text)
+
+
+@pytest.fixture(scope="session")
+def airflow_db() -> None:
+    """Migrate the session's SQLite metadata DB once."""
+    subprocess.run(
+        [AIRFLOW, "db", "migrate"], check=True, capture_output=True, text=True, timeout=300
+    )
+
+
+RunDag = Callable[..., DagRun]
+
+
+@pytest.fixture
+def run_dag(airflow_db: None) -> RunDag:
+    """Run a DAG with ``airflow dags test`` and return its output.
+
+    Call as ``run_dag(dag_id, dags_folder=DAGS_DIR, conf=None, env=None)``.
+    """
+
+    def run(
+        dag_id: str,
+        *,
+        dags_folder: Path = DAGS_DIR,
+        conf: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> DagRun:
+        command = [AIRFLOW, "dags", "test", dag_id]
+        if conf:
+            command += ["--conf", conf]
+        environ = {**os.environ, "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder), **(env or {})}
+        done = subprocess.run(
+            command,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=DAG_RUN_TIMEOUT,
+            check=False,
+        )
+        return DagRun(done.returncode, done.stdout + done.stderr)
+
+    return run
