@@ -20,7 +20,7 @@ import hashlib
 import hmac
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from urllib.parse import quote
 
 __all__ = [
@@ -86,9 +86,9 @@ def format_timestamp(timestamp: float | datetime) -> str:
     if isinstance(timestamp, datetime):
         if timestamp.tzinfo is None:
             raise ValueError("timestamp must be timezone-aware")
-        moment = timestamp.astimezone(timezone.utc)
+        moment = timestamp.astimezone(UTC)
     else:
-        moment = datetime.fromtimestamp(int(timestamp), tz=timezone.utc)
+        moment = datetime.fromtimestamp(int(timestamp), tz=UTC)
     return moment.strftime(TIMESTAMP_FORMAT)
 
 
