@@ -184,6 +184,10 @@ def _base_url(host: str | None, port: int | None, region: str | None) -> str:
     if "://" not in host:
         host = "https://" + host
     parts = urlsplit(host)
+    try:
+        parts.port  # noqa: B018 - raises ValueError on a port that is not 0-65535
+    except ValueError:
+        raise AIHCConfigError(f"host has an invalid port, got {host!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise AIHCConfigError(f"host must be a host name or an http(s) URL, got {host!r}")
     if parts.path not in ("", "/") or parts.query:

@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import AIHCError, AIHCTransportError
@@ -35,7 +35,9 @@ ASYNC_MAX_CONNECTIONS = 16
 Clock = Callable[[], float]
 
 
-def next_delay(request: ApiRequest, error: AIHCError, attempt: int, max_retries: int) -> float | None:
+def next_delay(
+    request: ApiRequest, error: AIHCError, attempt: int, max_retries: int
+) -> float | None:
     """Seconds to wait before retrying, or ``None`` to give up and raise ``error``."""
     if not request.endpoint.retryable or not is_retryable(error) or attempt >= max_retries:
         return None
@@ -106,6 +108,7 @@ async def asend(
     request: ApiRequest,
     *,
     clock: Clock = time.time,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> Any:
     """Send ``request`` with ``httpx``, retrying what may be retried."""
     import httpx
@@ -128,7 +131,7 @@ async def asend(
             delay = next_delay(request, err, attempt, config.max_retries)
             if delay is None:
                 raise
-        await asyncio.sleep(delay)
+        await sleep(delay)
         attempt += 1
 
 

@@ -9,13 +9,16 @@ GetPodEvents ``GET /aijobs/{id}/pods/{pod}/events``, and the resource pool and q
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCError
+from pydantic import ValidationError
+
+from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCError, AIHCResponseError
 from airflow_provider_aihc.hooks._base import (
     ApiRequest,
     ConnectionConfig,
@@ -24,6 +27,7 @@ from airflow_provider_aihc.hooks._base import (
     config_from_connection,
 )
 from airflow_provider_aihc.hooks._transport import asend, send, shared_async_client
+from airflow_provider_aihc.models.build import build_create_request
 from airflow_provider_aihc.models.job import (
     CreateJobResult,
     DeleteJobResult,
@@ -76,7 +80,11 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
     conn_type = "aihc"
     hook_name = "Baidu AIHC"
     #: Read once per attempt when signing; a seam for clock-skew tests.
-    clock: ClassVar[Callable[[], float]] = staticmethod(time.time)
+    clock: ClassVar[staticmethod[[], float]] = staticmethod(time.time)
+    #: How the sync sender waits between attempts; a seam for retry tests.
+    sleep: ClassVar[staticmethod[[float], None]] = staticmethod(time.sleep)
+    #: How the async sender waits between attempts; a seam for retry tests.
+    asleep: ClassVar[staticmethod[[float], Awaitable[None]]] = staticmethod(asyncio.sleep)
 
     def __init__(self, aihc_conn_id: str = default_conn_name) -> None:
         super().__init__()
@@ -122,8 +130,9 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         :param request: a :class:`CreateJobRequest` or a mapping in wire (camelCase) form.
         :param resource_pool_id: the pool; defaults to the connection's.
         :param client_token: sent as ``clientToken`` (undocumented for jobs; harmless).
+        :raises AIHCValidationError: ``request`` is invalid (every bad field; nothing sent).
         """
-        model = CreateJobRequest.model_validate(request)
+        model = request if isinstance(request, CreateJobRequest) else build_create_request(request)
         body = model.model_dump(mode="json", exclude_none=True)
         params: list[tuple[str, str | None]] = []
         if client_token:
@@ -141,7 +150,9 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
     ) -> JobInfo:
         """The job's details, with its pods."""
-        return self._call(JobInfo.model_validate, GET_JOB, resource_pool_id, queue_id, job_id=job_id)
+        return self._call(
+            JobInfo.model_validate, GET_JOB, resource_pool_id, queue_id, job_id=job_id
+        )
 
     async def aget_job(
         self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
@@ -166,16 +177,21 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         :param order_by: ``createdAt`` or ``finishedAt``.
         :param order: ``asc`` or ``desc``.
         """
-        jobs: list[JobInfo] = []
+        jobs: dict[str, JobInfo] = {}
+        received = 0
         for page_no in range(1, LIST_MAX_PAGES + 1):
             params = _list_params(page_no, queue=queue, orderBy=order_by, order=order)
             page = self._call(
                 JobList.model_validate, LIST_JOBS, resource_pool_id, queue_id, params=params
             )
-            jobs.extend(page.jobs)
-            if not page.jobs or len(jobs) >= page.total:
+            # A job created between two pages shifts the others down one place: the
+            # same job then arrives on both pages; keep its first sighting.
+            for job in page.jobs:
+                jobs.setdefault(job.job_id, job)
+            received += len(page.jobs)
+            if not page.jobs or received >= page.total:
                 break
-        return jobs
+        return list(jobs.values())
 
     def stop_job(
         self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
@@ -312,6 +328,26 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
             pod_name=pod_name,
         )
 
+    def iter_pod_log_lines(
+        self,
+        job_id: str,
+        pod_name: str,
+        resource_pool_id: str | None = None,
+        *,
+        page_lines: int = 1000,
+    ) -> Iterator[str]:
+        """Every log line of a pod from its first, page by page (``marker`` paging)."""
+        marker = ""
+        while True:
+            page = self.get_pod_logs(
+                job_id, pod_name, resource_pool_id, max_lines=page_lines, marker=marker
+            )
+            lines = [line for record in page.logs for line in record.splitlines()]
+            yield from lines
+            if not lines or not page.next_marker or page.next_marker == marker:
+                return
+            marker = page.next_marker
+
     # -- pools and queues -------------------------------------------------------------
 
     def list_resource_pools(self) -> list[ResourcePool]:
@@ -366,9 +402,13 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
     @classmethod
     def get_connection_form_widgets(cls) -> dict[str, Any]:
         """The extra fields of the connection form."""
-        from flask_appbuilder.fieldwidgets import BS3PasswordFieldWidget, BS3TextFieldWidget
-        from flask_babel import lazy_gettext
-        from wtforms import PasswordField, StringField
+        # Only the Airflow 2 UI calls this; its stubs are not in the type-check env.
+        from flask_appbuilder.fieldwidgets import (  # type: ignore[import-not-found]
+            BS3PasswordFieldWidget,
+            BS3TextFieldWidget,
+        )
+        from flask_babel import lazy_gettext  # type: ignore[import-not-found]
+        from wtforms import PasswordField, StringField  # type: ignore[import-untyped]
 
         from airflow_provider_aihc.get_provider_info import CONN_FIELDS
 
@@ -396,9 +436,11 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         **path_args: str,
     ) -> T:
         config = self.config
-        request = _request(config, self.aihc_conn_id, endpoint, resource_pool_id, queue_id,
-                           params, body, path_args)
-        return parse(send(self.session, config, request, clock=self.clock))
+        request = _request(
+            config, self.aihc_conn_id, endpoint, resource_pool_id, queue_id, params, body, path_args
+        )
+        result = send(self.session, config, request, clock=self.clock, sleep=self.sleep)
+        return _parse(parse, endpoint, result)
 
     async def _acall(
         self,
@@ -412,10 +454,26 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         **path_args: str,
     ) -> T:
         config = await self.aconfig()
-        request = _request(config, self.aihc_conn_id, endpoint, resource_pool_id, queue_id,
-                           params, body, path_args)
+        request = _request(
+            config, self.aihc_conn_id, endpoint, resource_pool_id, queue_id, params, body, path_args
+        )
         client = shared_async_client(config)
-        return parse(await asend(client, config, request, clock=self.clock))
+        result = await asend(client, config, request, clock=self.clock, sleep=self.asleep)
+        return _parse(parse, endpoint, result)
+
+
+def _parse(parse: Callable[[Any], T], endpoint: Endpoint, result: Any) -> T:
+    """The typed result; a 2xx answer the model cannot read is an :class:`AIHCResponseError`."""
+    try:
+        return parse(result)
+    except ValidationError as err:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'result'}: {e['msg']}"
+            for e in err.errors(include_url=False, include_input=False)[:3]
+        )
+        raise AIHCResponseError(
+            endpoint.operation, 200, "MalformedResponse", f"unexpected result ({problems})"
+        ) from None
 
 
 def _request(
@@ -464,9 +522,10 @@ def _masked(config: ConnectionConfig) -> ConnectionConfig:
     return config
 
 
-def _list_params(page_no: int, page_size: int = LIST_PAGE_SIZE, **filters: str | None) -> Params:
+def _list_params(page_no: int, page_size: int | None = None, **filters: str | None) -> Params:
+    size = LIST_PAGE_SIZE if page_size is None else page_size  # read now: tests shrink it
     params = [(k, v) for k, v in filters.items() if v]
-    return [*params, ("pageNo", str(page_no)), ("pageSize", str(page_size))]
+    return [*params, ("pageNo", str(page_no)), ("pageSize", str(size))]
 
 
 def _events_params(job_framework: str, start_time: str | None, end_time: str | None) -> Params:

@@ -1,0 +1,242 @@
+"""The async twins over the shared ``httpx.AsyncClient``: same answers, same errors, same
+retries as the sync path, one client (and its connections) per endpoint and event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from hook_helpers import POOL, SK, StepClock, Waits, job_body, total_requests
+
+from airflow_provider_aihc.auth.signer import format_timestamp
+from airflow_provider_aihc.emulator import scenarios
+from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.exceptions import (
+    AIHCAuthError,
+    AIHCConfigError,
+    AIHCNotFoundError,
+    AIHCResponseError,
+    AIHCServerError,
+    AIHCThrottledError,
+    AIHCTransportError,
+)
+from airflow_provider_aihc.hooks._transport import shared_async_client
+from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+
+@pytest.fixture
+def job_id(aihc_emulator: EmulatorServer) -> str:
+    """A job made in the backend directly: no request, no connection."""
+    return str(aihc_emulator.backend.create_job(POOL, job_body("async-job"))["jobId"])
+
+
+async def spy_client(hook: AIHCHook, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
+    """Record the headers of every request the hook's shared client sends."""
+    client = shared_async_client(await hook.aconfig())
+    real = client.request
+    sent: list[dict[str, str]] = []
+
+    async def request(method: str, url: str, **kwargs: Any) -> httpx.Response:
+        sent.append(dict(kwargs["headers"]))
+        return await real(method, url, **kwargs)
+
+    monkeypatch.setattr(client, "request", request)
+    return sent
+
+
+async def test_aget_job_goes_through_the_shared_client(
+    aihc_emulator: EmulatorServer, job_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hook = AIHCHook()
+    sent = await spy_client(hook, monkeypatch)
+    job = await hook.aget_job(job_id)
+    assert (job.job_id, job.name, job.status) == (job_id, "async-job", "Created")
+    assert job.pod_names == ["async-job-master-0", "async-job-worker-0"]
+    assert len(sent) == 1
+    assert "session" not in vars(hook)  # the requests session was never made
+    assert aihc_emulator.backend.count("GetJob", 200) == 1
+
+
+async def test_two_hooks_share_one_client_and_connection(
+    aihc_emulator: EmulatorServer, job_id: str, set_conn: Callable[..., None]
+) -> None:
+    set_conn("aihc_other")
+    first, second = AIHCHook(), AIHCHook("aihc_other")
+    client = shared_async_client(await first.aconfig())
+    assert shared_async_client(await second.aconfig()) is client
+    await first.aget_job(job_id)
+    await second.aget_job(job_id)
+    await first.aget_job_events(job_id)
+    await second.aget_pod_logs(job_id, "async-job-master-0")
+    assert aihc_emulator.backend.count("GetJob", 200) == 2
+    assert aihc_emulator.connections_total == 1  # keep-alive, one pool
+    assert not client.is_closed
+
+
+async def test_other_timeouts_get_their_own_client(
+    aihc_emulator: EmulatorServer, set_conn: Callable[..., None]
+) -> None:
+    set_conn("aihc_slow", extra={"timeout": 300})
+    fast, slow = AIHCHook(), AIHCHook("aihc_slow")
+    assert shared_async_client(await fast.aconfig()) is not shared_async_client(
+        await slow.aconfig()
+    )
+
+
+def test_each_event_loop_gets_its_own_client(aihc_emulator: EmulatorServer) -> None:
+    async def client() -> httpx.AsyncClient:
+        return shared_async_client(await AIHCHook().aconfig())
+
+    first = asyncio.run(client())
+    second = asyncio.run(client())
+    assert first is not second
+
+
+async def test_async_twins(aihc_emulator: EmulatorServer, job_id: str) -> None:
+    hook = AIHCHook()
+    statuses = [(await hook.aget_job(job_id)).status for _ in range(5)]
+    assert statuses == ["Created", "Scheduled", "Running", "Succeeded", "Succeeded"]
+    events = await hook.aget_job_events(job_id)
+    assert [e.reason for e in events.events] == ["Created", "Scheduled", "Running", "Succeeded"]
+    tail = await hook.aget_pod_logs(job_id, "async-job-master-0", max_lines=2)
+    full = await hook.aget_pod_logs(job_id, "async-job-master-0", marker="")
+    full_lines = full.logs[0].splitlines()
+    assert tail.logs[0].splitlines() == full_lines[-2:]
+    first = await hook.aget_pod_logs(job_id, "async-job-master-0", max_lines=5, marker="")
+    rest = await hook.aget_pod_logs(
+        job_id, "async-job-master-0", marker=first.next_marker or "missing"
+    )
+    assert first.logs[0].splitlines() + rest.logs[0].splitlines() == full_lines
+    stopped = await hook.astop_job(job_id)
+    assert stopped.job_id == job_id
+    assert aihc_emulator.backend.count("StopJob", 200) == 1
+
+
+async def test_astop_job_stops(aihc_emulator: EmulatorServer, job_id: str) -> None:
+    await AIHCHook().astop_job(job_id)
+    assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
+
+
+# ---- retries, like the sync path -----------------------------------------------------------
+
+
+async def test_two_503s_then_success_is_three_requests(
+    aihc_emulator: EmulatorServer, job_id: str, waits: Waits
+) -> None:
+    aihc_emulator.backend.add_fault(scenarios.error(503, operation="GetJob", times=2))
+    assert (await AIHCHook().aget_job(job_id)).job_id == job_id
+    assert aihc_emulator.backend.count("GetJob") == 3
+    assert len(waits.async_) == 2
+    assert waits.sync == []
+
+
+async def test_retry_after_is_honoured(
+    aihc_emulator: EmulatorServer, job_id: str, waits: Waits
+) -> None:
+    aihc_emulator.backend.add_fault(scenarios.throttle(retry_after=1, times=2))
+    await AIHCHook().aget_job(job_id)
+    assert waits.async_ == [1.0, 1.0]
+
+
+async def test_drops_are_retried(aihc_emulator: EmulatorServer, job_id: str) -> None:
+    aihc_emulator.backend.add_fault(scenarios.drop_before(operation="GetJob"))
+    aihc_emulator.backend.add_fault(scenarios.drop_after(operation="StopJob"))
+    await AIHCHook().aget_job(job_id)
+    await AIHCHook().astop_job(job_id)
+    assert aihc_emulator.backend.count("GetJob") == 2
+    assert aihc_emulator.backend.count("StopJob") == 2
+
+
+async def test_gives_up_after_max_retries_with_the_last_error(
+    aihc_emulator: EmulatorServer, job_id: str, set_conn: Callable[..., None]
+) -> None:
+    set_conn(extra={"max_retries": 1})
+    aihc_emulator.backend.add_fault(
+        scenarios.error(500, operation="GetJob"),
+        scenarios.error(503, operation="GetJob"),
+        scenarios.error(502, operation="GetJob"),
+    )
+    with pytest.raises(AIHCServerError) as raised:
+        await AIHCHook().aget_job(job_id)
+    assert (raised.value.status, raised.value.code) == (503, "ServiceUnavailable")
+    assert aihc_emulator.backend.count("GetJob") == 2
+
+
+async def test_each_attempt_is_signed_afresh(
+    aihc_emulator: EmulatorServer, job_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = StepClock(step=1.0)
+    start = clock.now
+    monkeypatch.setattr(AIHCHook, "clock", staticmethod(clock))
+    hook = AIHCHook()
+    sent = await spy_client(hook, monkeypatch)
+    aihc_emulator.backend.add_fault(scenarios.error(503, times=2))
+    await hook.aget_job(job_id)
+    assert [h["x-bce-date"] for h in sent] == [format_timestamp(start + i) for i in range(3)]
+
+
+# ---- errors, like the sync path ------------------------------------------------------------
+
+
+async def test_errors(
+    aihc_emulator: EmulatorServer, job_id: str, set_conn: Callable[..., None]
+) -> None:
+    set_conn(extra={"max_retries": 0})
+    hook = AIHCHook()
+    with pytest.raises(AIHCNotFoundError):
+        await hook.aget_job("pytorchjob-missing")
+    aihc_emulator.backend.add_fault(scenarios.throttle(retry_after=3))
+    with pytest.raises(AIHCThrottledError) as throttled:
+        await hook.aget_job(job_id)
+    assert throttled.value.retry_after == 3.0
+    aihc_emulator.backend.add_fault(scenarios.malformed())
+    with pytest.raises(AIHCResponseError):
+        await hook.aget_job(job_id)
+    aihc_emulator.backend.add_fault(scenarios.drop_before())
+    with pytest.raises(AIHCTransportError):
+        await hook.aget_job(job_id)
+
+
+async def test_wrong_secret(aihc_emulator: EmulatorServer, set_conn: Callable[..., None]) -> None:
+    set_conn(password="wrong-" + SK)
+    with pytest.raises(AIHCAuthError) as raised:
+        await AIHCHook().aget_job("pytorchjob-1")
+    assert raised.value.code == "SignatureDoesNotMatch"
+    assert "wrong-" + SK not in str(raised.value)
+
+
+async def test_timeout(
+    aihc_emulator: EmulatorServer, job_id: str, set_conn: Callable[..., None]
+) -> None:
+    set_conn(extra={"max_retries": 0, "timeout": 0.2})
+    aihc_emulator.backend.add_fault(scenarios.delay(1.0))
+    with pytest.raises(AIHCTransportError, match="Timeout"):
+        await AIHCHook().aget_job(job_id)
+
+
+async def test_clock_skew(
+    aihc_emulator: EmulatorServer, job_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(AIHCHook, "clock", staticmethod(lambda: time.time() - 7200))
+    with pytest.raises(AIHCAuthError, match="clock") as raised:
+        await AIHCHook().aget_job(job_id)
+    assert raised.value.code == "RequestExpired"
+
+
+async def test_refusals_send_nothing(
+    aihc_emulator: EmulatorServer, set_conn: Callable[..., None]
+) -> None:
+    hook = AIHCHook()
+    for bad in ("../resourcepools", "a/b", ".."):
+        with pytest.raises(AIHCConfigError):
+            await hook.aget_job(bad)
+        with pytest.raises(AIHCConfigError):
+            await hook.aget_pod_logs("pytorchjob-1", bad)
+    set_conn("aihc_nopool", extra={"resource_pool_id": None})
+    with pytest.raises(AIHCConfigError, match="resource_pool_id"):
+        await AIHCHook("aihc_nopool").aget_job("pytorchjob-1")
+    assert total_requests(aihc_emulator) == 0
