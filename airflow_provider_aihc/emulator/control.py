@@ -1,0 +1,153 @@
+"""The control API under ``/_emulator/``: unsigned, answered only to loopback clients.
+
+======  ============================  =====================================================
+POST    ``/_emulator/faults``         a fault or a list, e.g. ``{"kind": "error",
+                                      "status": 503, "operation": "CreateJob", "times": 2}``
+                                      (kinds: ``error``, ``throttle`` (``retry_after``),
+                                      ``drop_before``, ``drop_after``, ``delay``
+                                      (``seconds``), ``malformed``, ``passthrough``)
+POST    ``/_emulator/scripts``        a script or a list: ``{"kind": "fail", "match":
+                                      "train", "reason": "CUDA OOM",
+                                      "after_running_polls": 2}``, ``{"kind": "hold",
+                                      "status": "Running"}``, ``{"kind": "status",
+                                      "status": "Weird"}``
+POST    ``/_emulator/reset``          forget everything; optional ``{"progression":
+                                      {"polls_per_status": 1, ...}}``
+POST    ``/_emulator/progression``    change the pace: the fields of ``Progression``
+GET     ``/_emulator/state``          ``{jobs: [...], requests: {op: n}, pendingFaults,
+                                      pendingScripts, progression}``
+POST    ``/_emulator/jobs/{id}/status``  ``{"status": "Failed", "reason": "...",
+                                      "hold": false}``
+======  ============================  =====================================================
+
+Answers are plain JSON (no envelope); errors use the API's error body.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, fields
+from typing import Any
+
+from .backend import Backend
+from .errors import EmulatorError, invalid_param, malformed_json
+from .jobs import Progression
+from .scenarios import fault_from_json, script_from_json
+from .wire import Request, Response, error_response, json_response
+
+Payload = dict[str, Any]
+
+
+def handle_control(backend: Backend, request: Request) -> Response:
+    """Answer one control request."""
+    request_id = str(uuid.uuid4())
+    try:
+        if not _is_loopback(request.peer):
+            raise EmulatorError(403, "AccessDenied", "the control API answers localhost only")
+        action = _resolve(request.method, request.path)
+        body = _json(request.body)
+        return json_response(200, action(backend, body), request_id)
+    except EmulatorError as error:
+        return error_response(error, request_id)
+
+
+def _faults(backend: Backend, body: Any) -> Payload:
+    faults = [fault_from_json(item) for item in _items(body)]
+    backend.add_fault(*faults)
+    return {"queued": len(faults), "pendingFaults": backend.faults.pending()}
+
+
+def _scripts(backend: Backend, body: Any) -> Payload:
+    scripts = [script_from_json(item) for item in _items(body)]
+    backend.add_script(*scripts)
+    return {"queued": len(scripts), "pendingScripts": backend.scripts.pending()}
+
+
+def _reset(backend: Backend, body: Any) -> Payload:
+    progression = None
+    if isinstance(body, dict) and body.get("progression") is not None:
+        progression = progression_from_json(body["progression"])
+    backend.reset(progression)
+    return {"reset": True, "progression": asdict(backend.progression)}
+
+
+def _progression(backend: Backend, body: Any) -> Payload:
+    backend.progression = progression_from_json(body)
+    return {"progression": asdict(backend.progression)}
+
+
+def _state(backend: Backend, body: Any) -> Payload:
+    del body
+    return {
+        "jobs": backend.jobs(),
+        "requests": backend.counts(),
+        "pendingFaults": backend.faults.pending(),
+        "pendingScripts": backend.scripts.pending(),
+        "progression": asdict(backend.progression),
+    }
+
+
+def _job_status(job_id: str) -> Callable[[Backend, Any], Payload]:
+    def action(backend: Backend, body: Any) -> Payload:
+        if not isinstance(body, dict) or not isinstance(body.get("status"), str):
+            raise invalid_param("status (a string) is required")
+        reason = body.get("reason") or ""
+        backend.set_status(job_id, body["status"], str(reason), bool(body.get("hold", False)))
+        return backend.job(job_id)
+
+    return action
+
+
+_ACTIONS: dict[tuple[str, str], Callable[[Backend, Any], Payload]] = {
+    ("POST", "faults"): _faults,
+    ("POST", "scripts"): _scripts,
+    ("POST", "reset"): _reset,
+    ("POST", "progression"): _progression,
+    ("GET", "state"): _state,
+}
+
+
+def progression_from_json(data: Any) -> Progression:
+    """A :class:`Progression` from its field names (unknown fields are an error)."""
+    if not isinstance(data, dict):
+        raise invalid_param("progression must be an object")
+    unknown = set(data) - {f.name for f in fields(Progression)}
+    if unknown:
+        raise invalid_param(f"unknown progression fields: {', '.join(sorted(unknown))}")
+    return Progression(**data)
+
+
+def _resolve(method: str, path: str) -> Callable[[Backend, Any], Payload]:
+    parts = path.strip("/").split("/")[1:]
+    if len(parts) == 3 and parts[0] == "jobs" and parts[2] == "status" and method == "POST":
+        return _job_status(parts[1])
+    action = _ACTIONS.get((method, "/".join(parts)))
+    if action is None:
+        raise EmulatorError(404, "InvalidURI", f"no such control API: {method} {path}")
+    return action
+
+
+def _items(body: Any) -> list[dict[str, Any]]:
+    items = body if isinstance(body, list) else [body]
+    if not items or not all(isinstance(item, dict) for item in items):
+        raise invalid_param("expected an object or a list of objects")
+    return items
+
+
+def _json(body: bytes) -> Any:
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise malformed_json("the request body is not valid JSON") from None
+
+
+def _is_loopback(peer: str) -> bool:
+    try:
+        return ipaddress.ip_address(peer.split("%")[0]).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,154 @@
+"""Create-body validation, as the server would answer it (aihc-api §3.3, §5).
+
+* A field of the wrong JSON type is ``400 MalformedJSON`` (third-party report: "a number
+  where a string is expected"); a body that is not a JSON object is
+  ``400 InappropriateJSON``.
+* A missing or empty required field (``name``, ``jobSpec``, ``jobSpec.image``,
+  ``jobSpec.command``) or a bad value (``priority``, ``jobFramework``, ``replicas``, the
+  name's shape, BCCL preconditions) is ``400 InvalidParam`` naming the field.
+* ``null`` counts as absent for optional fields (the aihc CLI sends ``"labels": null``).
+* Unknown fields are kept and echoed, not rejected.
+
+Inferred (not in any official source): the name rule (lowercase alphanumerics and ``-``,
+starting and ending with an alphanumeric, at most 50 characters; third-party) and the
+exact messages.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .errors import EmulatorError, invalid_param, malformed_json
+from .jobs import JobRequest
+
+PRIORITIES = ("high", "normal", "low")
+FRAMEWORKS = ("PyTorchJob", "MPIJob")
+MAX_NAME_LENGTH = 50
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def parse_create(body: object) -> JobRequest:
+    """Validate a ``POST /api/v1/aijobs`` body.
+
+    :param body: the decoded JSON body.
+    :raises EmulatorError: ``InappropriateJSON``, ``MalformedJSON`` or ``InvalidParam``.
+    """
+    if not isinstance(body, dict):
+        raise EmulatorError(400, "InappropriateJSON", "the request body must be a JSON object")
+    name = _required_str(body, "name", "name")
+    _check_name(name)
+    spec = body.get("jobSpec")
+    if spec is None:
+        raise invalid_param("jobSpec is required")
+    if not isinstance(spec, dict):
+        raise malformed_json("jobSpec must be an object")
+    priority = _optional(body, "priority", str, "priority") or "normal"
+    if priority not in PRIORITIES:
+        raise invalid_param(f"priority must be one of high, normal, low, got {priority!r}")
+    framework = _optional(body, "jobFramework", str, "jobFramework") or "PyTorchJob"
+    if framework not in FRAMEWORKS:
+        raise invalid_param(f"jobFramework must be PyTorchJob or MPIJob, got {framework!r}")
+    request = JobRequest(
+        name=name,
+        queue=_optional(body, "queue", str, "queue") or "default",
+        framework=framework,
+        priority=priority,
+        image=_required_str(spec, "image", "jobSpec.image"),
+        command=_required_str(spec, "command", "jobSpec.command"),
+        replicas=_replicas(spec),
+        resources=_objects(spec, "resources", "jobSpec.resources"),
+        envs=_objects(spec, "envs", "jobSpec.envs"),
+        labels=_labels(body),
+        body=body,
+    )
+    _check_optional_types(body, spec)
+    _check_bccl(body, request)
+    return request
+
+
+def _required_str(data: dict[str, Any], key: str, where: str) -> str:
+    value = data.get(key)
+    if value is None or value == "":
+        raise invalid_param(f"{where} is required")
+    if not isinstance(value, str):
+        raise malformed_json(f"{where} must be a string")
+    if not value.strip():
+        raise invalid_param(f"{where} is required")
+    return value
+
+
+def _optional(data: dict[str, Any], key: str, kind: type, where: str) -> Any:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise malformed_json(f"{where} must be a {_TYPE_NAMES.get(kind, kind.__name__)}")
+    return value
+
+
+_TYPE_NAMES = {str: "string", bool: "boolean", int: "integer", dict: "object", list: "list"}
+
+
+def _check_name(name: str) -> None:
+    if len(name) > MAX_NAME_LENGTH:
+        raise invalid_param(f"name must be at most {MAX_NAME_LENGTH} characters")
+    if not _NAME_RE.match(name):
+        raise invalid_param(
+            "name must consist of lowercase alphanumerics and '-', "
+            "and start and end with an alphanumeric"
+        )
+
+
+def _replicas(spec: dict[str, Any]) -> int:
+    replicas = _optional(spec, "replicas", int, "jobSpec.replicas")
+    if replicas is None:
+        return 1
+    if replicas < 1:
+        raise invalid_param("jobSpec.replicas must be at least 1")
+    return int(replicas)
+
+
+def _objects(data: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
+    items = _optional(data, key, list, where) or []
+    for item in items:
+        if not isinstance(item, dict):
+            raise malformed_json(f"{where} must be a list of objects")
+        if not isinstance(item.get("name"), str):
+            raise malformed_json(f"{where}[].name must be a string")
+    return list(items)
+
+
+def _labels(body: dict[str, Any]) -> list[dict[str, str]]:
+    labels = _optional(body, "labels", list, "labels") or []
+    for label in labels:
+        if not isinstance(label, dict):
+            raise malformed_json("labels must be a list of {key, value} objects")
+        if not isinstance(label.get("key"), str) or not isinstance(label.get("value"), str):
+            raise malformed_json("labels[].key and labels[].value must be strings")
+        if not label["key"]:
+            raise invalid_param("labels[].key must not be empty")
+    return [{"key": label["key"], "value": label["value"]} for label in labels]
+
+
+def _check_optional_types(body: dict[str, Any], spec: dict[str, Any]) -> None:
+    for key in ("enableRDMA", "hostNetwork", "privileged"):
+        _optional(spec, key, bool, f"jobSpec.{key}")
+    _optional(spec, "imageConfig", dict, "jobSpec.imageConfig")
+    for key in ("faultTolerance", "enableBccl"):
+        _optional(body, key, bool, key)
+    _optional(body, "faultToleranceConfig", dict, "faultToleranceConfig")
+    _optional(body, "faultToleranceArgs", str, "faultToleranceArgs")
+    datasources = _optional(body, "datasources", list, "datasources") or []
+    if not all(isinstance(item, dict) for item in datasources):
+        raise malformed_json("datasources must be a list of objects")
+
+
+def _check_bccl(body: dict[str, Any], request: JobRequest) -> None:
+    """BCCL needs at least 2 instances and RDMA (official create page)."""
+    if not body.get("enableBccl"):
+        return
+    if request.replicas < 2:
+        raise invalid_param("enableBccl requires at least 2 instances (jobSpec.replicas)")
+    if not body["jobSpec"].get("enableRDMA"):
+        raise invalid_param("enableBccl requires jobSpec.enableRDMA")
