@@ -21,7 +21,7 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
     },
     "resource_pool_id": {
         "label": "Default resource pool",
-        "description": "Used by every call that names no pool, e.g. cce-xxxxxxxx or aihc-serverless",
+        "description": "For every call that names no pool, e.g. cce-xxxxxxxx or aihc-serverless",
         "schema": {"type": ["string", "null"]},
     },
     "security_token": {
@@ -61,7 +61,10 @@ def get_provider_info() -> dict[str, Any]:
             }
         ],
         "hooks": [
-            {"integration-name": integration, "python-modules": ["airflow_provider_aihc.hooks.aihc"]}
+            {
+                "integration-name": integration,
+                "python-modules": ["airflow_provider_aihc.hooks.aihc"],
+            }
         ],
         "operators": [
             {
@@ -70,7 +73,10 @@ def get_provider_info() -> dict[str, Any]:
             }
         ],
         "sensors": [
-            {"integration-name": integration, "python-modules": ["airflow_provider_aihc.sensors.aihc"]}
+            {
+                "integration-name": integration,
+                "python-modules": ["airflow_provider_aihc.sensors.aihc"],
+            }
         ],
         "triggers": [
             {

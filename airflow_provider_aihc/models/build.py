@@ -362,7 +362,10 @@ def _model_at(loc: Sequence[str | int]) -> type[BaseModel] | None:
 def _field(model: type[BaseModel] | None, key: str) -> tuple[str, object] | None:
     for field_name, info in (model.model_fields if model else {}).items():
         wire = wire_name(field_name, info)
-        if key in (field_name, wire, info.alias, info.validation_alias):
+        # The names pydantic accepted; an alias the generator made but validation does not
+        # accept (``enableRdma`` beside ``enableRDMA``) is the user's typo, kept as written.
+        accepted = info.validation_alias if info.validation_alias is not None else info.alias
+        if key in (field_name, wire, accepted):
             return wire, info.annotation
     return None
 

@@ -227,3 +227,10 @@ def test_adversarial_input_is_reported_not_raised(
 ) -> None:
     errors = errors_of(body, **{**MINIMAL_PARAMS, **params})
     assert fragment in errors[field]
+
+
+def test_a_miscased_acronym_is_named_as_written_with_the_wire_spelling_suggested() -> None:
+    errors = errors_of({"jobSpec": {"enableRdma": True}}, **MINIMAL_PARAMS)
+
+    assert "jobSpec.enableRdma" in errors
+    assert "did you mean 'enableRDMA'" in errors["jobSpec.enableRdma"]

@@ -1,0 +1,164 @@
+"""Exactly one job per task instance: adopt what an earlier try created, else create once.
+
+AIHC documents no idempotency token for training jobs, so the job's labels are the source of
+truth.  Before creating, and after any create whose outcome is unknown (no answer, 5xx, an
+unreadable answer), list the pool's jobs and look for this task instance's.  A live or
+succeeded one is adopted; only when every earlier job ended badly is a fresh one created,
+under a new name.  A create is never re-sent while its first attempt might have landed and
+cannot be found; the deterministic name is a second guard, since AIHC refuses a name in use.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_aihc.exceptions import (
+    AIHCApiError,
+    AIHCError,
+    AIHCResponseError,
+    AIHCServerError,
+    AIHCThrottledError,
+    AIHCTransportError,
+)
+from airflow_provider_aihc.operators._identity import TI_LABEL, TaskIdentity, generation_name
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.models.job import JobInfo
+    from airflow_provider_aihc.models.request import CreateJobRequest
+
+#: Create attempts, counting those whose outcome was unknown and whose job was not found.
+MAX_CREATE_ATTEMPTS = 5
+#: Lookups after an unknown outcome before concluding the create did not land.
+LOOKUPS_AFTER_UNKNOWN = 3
+LOOKUP_DELAY_SECONDS = 1.0
+OUTCOME_UNKNOWN = (AIHCTransportError, AIHCServerError, AIHCResponseError)
+
+
+@dataclass(frozen=True, slots=True)
+class SubmittedJob:
+    """The job a task instance runs: created now, or adopted from an earlier try."""
+
+    job_id: str
+    job_name: str
+    adopted: bool
+
+
+class JobSubmitter:
+    """Create a task instance's job at most once.
+
+    :param hook: the AIHC hook.
+    :param resource_pool_id: the pool the job runs in.
+    :param identity: the task instance.
+    :param log: where decisions (adopt, create, retry) are logged.
+    :param sleep: the pause between attempts (a seam for tests).
+    """
+
+    def __init__(
+        self,
+        hook: AIHCHook,
+        resource_pool_id: str,
+        identity: TaskIdentity,
+        log: Any,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.hook = hook
+        self.pool = resource_pool_id
+        self.identity = identity
+        self.log = log
+        self.sleep = sleep
+
+    def submit(self, request: CreateJobRequest) -> SubmittedJob:
+        """Adopt this task instance's live or succeeded job, or create the next one."""
+        own = self.own_jobs(request.queue)
+        for job in own:
+            if not job.is_terminal or job.is_successful:
+                self.log.info(
+                    "Adopting AIHC job %s (%s, status %s) created by an earlier try of this task",
+                    job.job_id,
+                    job.name,
+                    job.status,
+                )
+                return SubmittedJob(job.job_id, job.name, adopted=True)
+        if own:
+            self.log.info(
+                "Earlier jobs of this task ended %s; creating a fresh one",
+                ", ".join(f"{job.job_id}={job.status}" for job in own),
+            )
+        return self._create(self._stamp(request, generation=len(own)), generation=len(own))
+
+    def own_jobs(self, queue: str | None) -> list[JobInfo]:
+        """This task instance's jobs in the pool, newest first."""
+        jobs = self.hook.list_jobs(self.pool, queue=queue or None)
+        own = [job for job in jobs if job.labels_dict.get(TI_LABEL) == self.identity.key]
+        return sorted(
+            own, key=lambda job: job.created_at.timestamp() if job.created_at else 0.0, reverse=True
+        )
+
+    def _stamp(self, request: CreateJobRequest, generation: int) -> CreateJobRequest:
+        from airflow_provider_aihc.models.request import Label
+
+        identity_labels = self.identity.labels()
+        labels = [label for label in request.labels or [] if label.key not in identity_labels]
+        labels += [Label(key=key, value=value) for key, value in identity_labels.items()]
+        return request.model_copy(
+            update={"name": generation_name(request.name, generation), "labels": labels}
+        )
+
+    def _create(self, request: CreateJobRequest, generation: int) -> SubmittedJob:
+        token = self.identity.client_token(generation)
+        uncertain = False
+        for attempt in range(MAX_CREATE_ATTEMPTS):
+            try:
+                result = self.hook.create_job(request, self.pool, client_token=token)
+            except AIHCThrottledError as err:
+                self._pause(attempt, err, "AIHC throttled the create; it was not processed")
+                continue
+            except OUTCOME_UNKNOWN as err:
+                uncertain = True
+                self.log.warning("The create's outcome is unknown (%s); looking for the job", err)
+                if found := self._find_created(request):
+                    return found
+                self._pause(attempt, err, "The job was not created")
+                continue
+            except AIHCApiError:
+                if uncertain and (found := self._find_created(request)):
+                    return found
+                raise
+            self.log.info("Created AIHC job %s (%s)", result.job_id, request.name)
+            return SubmittedJob(result.job_id, result.job_name or request.name, adopted=False)
+        raise AIHCError(
+            f"AIHC did not accept the create of {request.name!r} after "
+            f"{MAX_CREATE_ATTEMPTS} attempts; no job of this task instance exists"
+        )
+
+    def _find_created(self, request: CreateJobRequest) -> SubmittedJob | None:
+        """After an unknown outcome: the job, if the create landed after all."""
+        for lookup in range(LOOKUPS_AFTER_UNKNOWN):
+            try:
+                jobs = self.own_jobs(request.queue)
+            except (AIHCTransportError, AIHCServerError, AIHCThrottledError) as err:
+                self.log.warning("Looking for the job failed (%s)", err)
+            else:
+                for job in jobs:
+                    if job.name == request.name:
+                        self.log.info("The create had landed: adopting AIHC job %s", job.job_id)
+                        return SubmittedJob(job.job_id, job.name, adopted=True)
+                return None
+            if lookup + 1 < LOOKUPS_AFTER_UNKNOWN:
+                self.sleep(LOOKUP_DELAY_SECONDS * (lookup + 1))
+        raise AIHCError(
+            f"Could not tell whether job {request.name!r} was created (AIHC unreachable); "
+            "not creating another. A retry of this task will look for it again."
+        )
+
+    def _pause(self, attempt: int, error: AIHCError, what: str) -> None:
+        from airflow_provider_aihc.hooks._base import retry_delay
+
+        delay = retry_delay(attempt, error)
+        self.log.warning("%s; trying again in %.1f s", what, delay)
+        self.sleep(delay)

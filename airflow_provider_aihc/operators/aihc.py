@@ -1,0 +1,364 @@
+"""Operators that create, stop and delete AIHC training jobs.
+
+AIHC actions used: CreateJob, ListJobs (to adopt a job an earlier try created), GetJob,
+StopJob, DeleteJob, and for waiting GetJobEvents and GetPodLogs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from airflow_provider_aihc.links.aihc import AIHCJobLink
+from airflow_provider_aihc.version_compat import BaseOperator, Context, conf
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.models.request import CreateJobRequest
+    from airflow_provider_aihc.watch import JobEvent
+
+DEFER_METHOD_NAME = "execute_complete"
+XCOM_JOB_ID = "job_id"
+XCOM_JOB_NAME = "job_name"
+XCOM_RESOURCE_POOL_ID = "resource_pool_id"
+BODY_FILE_EXTENSION = ".json"
+
+#: Operator parameters that are fields of the create request (all templated).
+JOB_PARAMETERS = (
+    "name",
+    "image",
+    "command",
+    "job_queue",
+    "replicas",
+    "job_resources",
+    "envs",
+    "priority",
+    "job_framework",
+    "enable_rdma",
+    "datasources",
+    "labels",
+    "fault_tolerance",
+    "fault_tolerance_config",
+    "enable_bccl",
+)
+
+
+class AIHCCreateJobOperator(BaseOperator):
+    """Create an AIHC training job, once per task instance, and optionally wait for it.
+
+    Named parameters fill and override ``body``; ``None`` means "not given".  Every job
+    parameter is templated.  The job id is the return value (XCom ``return_value``); the
+    job's id, name and pool are also pushed as ``job_id``, ``job_name``, ``resource_pool_id``.
+
+    A retry of the task adopts the job an earlier try created while it is alive or has
+    succeeded (found by the task instance's labels), and creates a fresh one, under a new
+    name, only when the earlier job ended badly.
+
+    .. seealso:: https://cloud.baidu.com/doc/AIHC/s/pmb0c0o9q (创建训练任务)
+
+    :param name: job name; lowercase letters, digits and ``-``, at most 50 (templated).
+        Default: derived from the task id and the task instance.
+    :param image: container image (templated).
+    :param command: command every replica runs (templated).
+    :param resource_pool_id: the pool; defaults to the connection's ``resource_pool_id``
+        (templated).
+    :param job_queue: AIHC queue, AIHC's ``queue``; ``default`` unless ``body`` sets it
+        (templated).  Not ``queue``: that is the Celery queue of the task itself.
+    :param replicas: number of replicas, >= 1; 1 unless ``body`` sets it (templated).
+    :param job_resources: resources per replica, AIHC's ``resources``, e.g.
+        ``{"baidu.com/a800_80g_cgpu": 8}`` (templated).  Not ``resources``: that is
+        Airflow's own task resources.
+    :param envs: environment, ``{"NAME": "value"}`` or ``[{"name", "value"}]`` (templated).
+    :param priority: ``high``, ``normal`` or ``low``; ``normal`` unless ``body`` sets it
+        (templated).
+    :param job_framework: ``PyTorchJob`` or ``MPIJob``; ``PyTorchJob`` unless ``body``
+        sets it (templated).
+    :param enable_rdma: use RDMA (templated).
+    :param datasources: volumes, e.g. ``[{"type": "pfs", "name": "pfs-x", "mountPath":
+        "/mnt/cluster"}]`` (templated).
+    :param labels: job labels, ``{"team": "nlp"}`` (templated).  The task instance's
+        identity labels (``airflow-*``) are added.
+    :param fault_tolerance: restart on faults (templated).
+    :param fault_tolerance_config: advanced fault tolerance (templated).
+    :param enable_bccl: inject BCCL; needs >= 2 replicas, RDMA, 8 GPUs each (templated).
+    :param body: a whole create request in wire form: a dict, a JSON string, an XCom value
+        or the path of a ``.json`` file (rendered with Jinja) (templated).
+    :param wait_for_completion: wait until the job ends; fail if it does not succeed.
+    :param deferrable: wait in the triggerer rather than in a worker slot.
+    :param poll_interval: seconds between status checks while waiting.
+    :param timeout: seconds to wait at most; with ``execution_timeout``, the earlier wins.
+        At the deadline the job is stopped and the task fails.
+    :param cancel_on_kill: stop the job when the task is killed, times out or is marked
+        failed; ``False`` keeps it running (e.g. for a graceful worker drain).
+    :param stream_logs: copy the job's new log lines into the task log while waiting.
+    :param aihc_conn_id: the ``aihc`` connection.
+    """
+
+    template_fields: Sequence[str] = (*JOB_PARAMETERS, "resource_pool_id", "body")
+    template_fields_renderers: ClassVar[dict[str, str]] = {
+        "body": "json",
+        "command": "bash",
+        "envs": "json",
+        "job_resources": "json",
+        "labels": "json",
+        "datasources": "json",
+        "fault_tolerance_config": "json",
+    }
+    operator_extra_links = (AIHCJobLink(),)
+    ui_color = "#2468f2"
+
+    def __init__(
+        self,
+        *,
+        name: str | None = None,
+        image: str | None = None,
+        command: str | None = None,
+        resource_pool_id: str | None = None,
+        job_queue: str | None = None,
+        replicas: int | str | None = None,
+        job_resources: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
+        envs: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
+        priority: str | None = None,
+        job_framework: str | None = None,
+        enable_rdma: bool | str | None = None,
+        datasources: Sequence[Mapping[str, Any]] | str | None = None,
+        labels: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
+        fault_tolerance: bool | str | None = None,
+        fault_tolerance_config: Mapping[str, Any] | str | None = None,
+        enable_bccl: bool | str | None = None,
+        body: Mapping[str, Any] | str | None = None,
+        wait_for_completion: bool = False,
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        poll_interval: float = 30,
+        timeout: float | None = None,
+        cancel_on_kill: bool = True,
+        stream_logs: bool = True,
+        aihc_conn_id: str = "aihc_default",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.name = name
+        self.image = image
+        self.command = command
+        self.resource_pool_id = resource_pool_id
+        self.job_queue = job_queue
+        self.replicas = replicas
+        self.job_resources = job_resources
+        self.envs = envs
+        self.priority = priority
+        self.job_framework = job_framework
+        self.enable_rdma = enable_rdma
+        self.datasources = datasources
+        self.labels = labels
+        self.fault_tolerance = fault_tolerance
+        self.fault_tolerance_config = fault_tolerance_config
+        self.enable_bccl = enable_bccl
+        self.body = body
+        self.wait_for_completion = wait_for_completion
+        self.deferrable = deferrable
+        self.poll_interval = poll_interval
+        self.timeout = timeout
+        self.cancel_on_kill = cancel_on_kill
+        self.stream_logs = stream_logs
+        self.aihc_conn_id = aihc_conn_id
+        self.job_id: str | None = None
+        self._job_pool: str | None = None
+
+    @cached_property
+    def hook(self) -> AIHCHook:
+        """The AIHC hook of this task."""
+        from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+        return AIHCHook(aihc_conn_id=self.aihc_conn_id)
+
+    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
+        """Render as usual; ``body`` alone may name a ``.json`` file to load and render.
+
+        ``template_ext`` would treat *every* templated string ending in ``.json`` as a file
+        (a ``command`` such as ``train.py --config cfg.json`` included), so it stays empty.
+        """
+        if isinstance(self.body, str) and self.body.strip().endswith(BODY_FILE_EXTENSION):
+            env = jinja_env or self.get_template_env()
+            source, _, _ = env.loader.get_source(env, self.body.strip())  # type: ignore[union-attr]
+            self.body = source
+        super().render_template_fields(context, jinja_env)
+
+    def build_request(self, default_name: str | None = None) -> tuple[CreateJobRequest, str]:
+        """Validate the rendered parameters into a create request and its pool.
+
+        :param default_name: the job name when neither ``name`` nor ``body`` gives one.
+
+        :raises AIHCValidationError: listing every bad field; nothing has been sent.
+        """
+        from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
+        from airflow_provider_aihc.models.build import build_create_request
+
+        errors: list[tuple[str, str]] = []
+        request = None
+        try:
+            request = build_create_request(
+                self.body,
+                default_name=default_name,
+                **{param: getattr(self, param) for param in JOB_PARAMETERS},
+            )
+        except AIHCValidationError as err:
+            errors.extend(err.errors)
+        try:
+            pool = self.hook.resource_pool(self.resource_pool_id or None)
+        except AIHCConfigError as err:
+            errors.append(("resourcePoolId (resource_pool_id)", str(err)))
+        if errors or request is None:
+            raise AIHCValidationError(errors)
+        return request, pool
+
+    def execute(self, context: Context) -> str:
+        from airflow_provider_aihc.operators._identity import TaskIdentity
+        from airflow_provider_aihc.operators._submit import JobSubmitter
+
+        started = time.time()
+        identity = TaskIdentity.from_context(context)
+        request, pool = self.build_request(default_name=identity.default_name())
+        submitter = JobSubmitter(self.hook, pool, identity, self.log)
+        job = submitter.submit(request)
+        self.job_id, self._job_pool = job.job_id, pool
+        ti = context["ti"]
+        ti.xcom_push(key=XCOM_JOB_ID, value=job.job_id)
+        ti.xcom_push(key=XCOM_JOB_NAME, value=job.job_name)
+        ti.xcom_push(key=XCOM_RESOURCE_POOL_ID, value=pool)
+        AIHCJobLink.persist(context, self.hook.config.base_url, job.job_id, pool)
+        if not self.wait_for_completion:
+            return job.job_id
+        return self._wait(context, job.job_id, pool, self._deadline(started))
+
+    def _deadline(self, started: float) -> float | None:
+        limits = [float(self.timeout)] if self.timeout is not None else []
+        if isinstance(self.execution_timeout, timedelta):
+            limits.append(self.execution_timeout.total_seconds())
+        return started + min(limits) if limits else None
+
+    def _wait(self, context: Context, job_id: str, pool: str, deadline: float | None) -> str:
+        from airflow_provider_aihc.watch import JobEvent, wait_for_job
+
+        if self.deferrable:
+            job = self.hook.get_job(job_id, pool)
+            if not job.is_terminal:
+                self._defer(job_id, pool, deadline)
+            return self._finish(JobEvent.from_job(self.hook, job))
+        event = wait_for_job(
+            self.hook,
+            job_id,
+            pool,
+            poll_interval=self.poll_interval,
+            deadline=deadline,
+            stop_on_timeout=self.cancel_on_kill,
+            stream_logs=self.stream_logs,
+            log=self.log,
+        )
+        return self._finish(event)
+
+    def _defer(self, job_id: str, pool: str, deadline: float | None) -> None:
+        from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
+
+        self.defer(
+            trigger=AIHCJobTrigger(
+                job_id=job_id,
+                resource_pool_id=pool,
+                aihc_conn_id=self.aihc_conn_id,
+                poll_interval=self.poll_interval,
+                deadline=deadline,
+                stop_on_timeout=self.cancel_on_kill,
+                cancel_on_kill=self.cancel_on_kill,
+                stream_logs=self.stream_logs,
+            ),
+            method_name=DEFER_METHOD_NAME,
+        )
+
+    def execute_complete(self, context: Context, event: Mapping[str, Any]) -> str:
+        """Resume after the trigger: return the job id, or raise with the job's reason."""
+        from airflow_provider_aihc.watch import JobEvent
+
+        return self._finish(JobEvent.from_payload(event))
+
+    def _finish(self, event: JobEvent) -> str:
+        from airflow_provider_aihc.watch import complete
+
+        return complete(event, self.log)
+
+    def on_kill(self) -> None:
+        """Stop the job when ``cancel_on_kill``; the deferred wait's trigger does its own."""
+        if not (self.cancel_on_kill and self.job_id):
+            return
+        self.log.info("Task killed: stopping AIHC job %s", self.job_id)
+        try:
+            self.hook.stop_job(self.job_id, self._job_pool)
+        except Exception:
+            self.log.exception("Could not stop AIHC job %s; stop it by hand", self.job_id)
+
+
+class _JobActionOperator(BaseOperator):
+    """Base of the operators that act on one existing job."""
+
+    template_fields: Sequence[str] = ("job_id", "resource_pool_id")
+
+    def __init__(
+        self,
+        *,
+        job_id: str,
+        resource_pool_id: str | None = None,
+        aihc_conn_id: str = "aihc_default",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.job_id = job_id
+        self.resource_pool_id = resource_pool_id
+        self.aihc_conn_id = aihc_conn_id
+
+    @cached_property
+    def hook(self) -> AIHCHook:
+        """The AIHC hook of this task."""
+        from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+        return AIHCHook(aihc_conn_id=self.aihc_conn_id)
+
+
+class AIHCStopJobOperator(_JobActionOperator):
+    """Stop an AIHC job (AIHC has no suspend: a stopped job ends ``ManualTermination``).
+
+    A job that already ended is left as it is.
+
+    :param job_id: the job, e.g. ``"{{ ti.xcom_pull(task_ids='train') }}"`` (templated).
+    :param resource_pool_id: its pool; defaults to the connection's (templated).
+    :param aihc_conn_id: the ``aihc`` connection.
+    """
+
+    def execute(self, context: Context) -> str:
+        job = self.hook.get_job(self.job_id, self.resource_pool_id)
+        if job.is_terminal:
+            self.log.info("AIHC job %s already ended %s; nothing to stop", self.job_id, job.status)
+            return self.job_id
+        self.hook.stop_job(self.job_id, self.resource_pool_id)
+        self.log.info("Stopped AIHC job %s (was %s)", self.job_id, job.status)
+        return self.job_id
+
+
+class AIHCDeleteJobOperator(_JobActionOperator):
+    """Delete an AIHC job's record; a job that is already gone counts as deleted.
+
+    :param job_id: the job (templated).
+    :param resource_pool_id: its pool; defaults to the connection's (templated).
+    :param aihc_conn_id: the ``aihc`` connection.
+    """
+
+    def execute(self, context: Context) -> str:
+        from airflow_provider_aihc.exceptions import AIHCNotFoundError
+
+        try:
+            self.hook.delete_job(self.job_id, self.resource_pool_id)
+        except AIHCNotFoundError:
+            self.log.info("AIHC job %s does not exist; nothing to delete", self.job_id)
+        else:
+            self.log.info("Deleted AIHC job %s", self.job_id)
+        return self.job_id
