@@ -21,16 +21,26 @@ if TYPE_CHECKING or AIRFLOW_V_3_0_PLUS:
         BaseOperator,
         BaseOperatorLink,
         BaseSensorOperator,
+        PokeReturnValue,
+        conf,
     )
     from airflow.sdk import Context as Context
-    from airflow.sdk import conf
     from airflow.sdk.log import mask_secret
+
+    try:  # the task SDK's own in recent 3.x, where airflow.exceptions' are deprecated aliases
+        from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException
+    except ImportError:  # pragma: no cover - Airflow 3.0
+        from airflow.exceptions import (  # type: ignore[no-redef]
+            AirflowSensorTimeout,
+            AirflowSkipException,
+        )
 else:  # pragma: no cover - exercised by the Airflow 2.11 test run
     from airflow.configuration import conf
+    from airflow.exceptions import AirflowSensorTimeout, AirflowSkipException
     from airflow.hooks.base import BaseHook
     from airflow.models.baseoperator import BaseOperator
     from airflow.models.baseoperatorlink import BaseOperatorLink
-    from airflow.sensors.base import BaseSensorOperator
+    from airflow.sensors.base import BaseSensorOperator, PokeReturnValue
     from airflow.utils.context import Context as Context
     from airflow.utils.log.secrets_masker import mask_secret
 
@@ -38,13 +48,18 @@ __all__ = [
     "AIRFLOW_V_3_0_PLUS",
     "AIRFLOW_V_3_2_PLUS",
     "AIRFLOW_V_3_3_PLUS",
+    "AirflowSensorTimeout",
+    "AirflowSkipException",
     "BaseHook",
     "BaseOperator",
     "BaseOperatorLink",
     "BaseSensorOperator",
     "Context",
+    "PokeReturnValue",
     "aget_connection",
+    "aget_task_state",
     "conf",
+    "get_xcom_value",
     "mask_secret",
 ]
 
@@ -56,3 +71,56 @@ async def aget_connection(conn_id: str) -> Any:
     from asgiref.sync import sync_to_async
 
     return await sync_to_async(BaseHook.get_connection)(conn_id)
+
+
+async def aget_task_state(dag_id: str, task_id: str, run_id: str, map_index: int) -> str | None:
+    """A task instance's state as the metadata DB holds it now, read off the event loop.
+
+    For triggers on Airflow < 3.3, which must tell a user's mark-failed or clear (the task
+    instance left ``deferred``) from a mere triggerer restart (it is still ``deferred``).
+    3.0-3.2 ask the execution API through the triggerer's supervisor; 2.x reads the DB.
+    """
+    from asgiref.sync import sync_to_async
+
+    return await sync_to_async(_task_state)(dag_id, task_id, run_id, map_index)
+
+
+def _task_state(dag_id: str, task_id: str, run_id: str, map_index: int) -> str | None:
+    if AIRFLOW_V_3_0_PLUS:
+        from airflow.sdk.execution_time.task_runner import RuntimeTaskInstance
+
+        states = RuntimeTaskInstance.get_task_states(
+            dag_id=dag_id, task_ids=[task_id], run_ids=[run_id], map_index=map_index
+        )
+        return _state_text(states.get(run_id, {}).get(task_id))
+    from airflow.models.taskinstance import TaskInstance
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        state = session.scalar(
+            select(TaskInstance.state).where(
+                TaskInstance.dag_id == dag_id,
+                TaskInstance.task_id == task_id,
+                TaskInstance.run_id == run_id,
+                TaskInstance.map_index == map_index,
+            )
+        )
+    return _state_text(state)
+
+
+def _state_text(state: Any) -> str | None:
+    """The state's value, e.g. ``"deferred"``, whether an enum member or a string."""
+    return None if state is None else str(getattr(state, "value", state))
+
+
+def get_xcom_value(ti_key: Any, key: str) -> Any:
+    """The XCom ``key`` of a task instance (``ti_key``: its key, or the runtime instance).
+
+    Operator links read their URL with it: on Airflow 3 in the worker at the end of the task
+    (the API server then reads the link's ``xcom_key`` itself); on 2.x in the webserver.
+    """
+    from importlib import import_module
+
+    module = "airflow.sdk.execution_time.xcom" if AIRFLOW_V_3_0_PLUS else "airflow.models.xcom"
+    return import_module(module).XCom.get_value(ti_key=ti_key, key=key)

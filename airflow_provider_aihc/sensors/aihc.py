@@ -1,0 +1,166 @@
+"""Wait for an AIHC job that another task created.
+
+AIHC actions used: GetJob, GetPodLogs, GetJobEvents (a failed job's reason).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_aihc.links.aihc import AIHCJobLink
+from airflow_provider_aihc.version_compat import (
+    AirflowSensorTimeout,
+    AirflowSkipException,
+    BaseSensorOperator,
+    Context,
+    PokeReturnValue,
+    conf,
+)
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.watch import JobEvent, JobWatch
+
+DEFER_METHOD_NAME = "execute_complete"
+
+
+class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
+    """Wait until an AIHC job ends: succeed on ``Succeeded``, fail with the job's own reason
+    on ``Failed``, ``Stopped`` or ``ManualTermination`` (skip instead with ``soft_fail``).
+
+    The sensor's XCom return value is the job id.  It never stops the job: it only watches
+    (a timeout fails the sensor and leaves the job running).
+
+    Modes:
+
+    * ``poke`` (default): status changes and new log lines go to the task log as they come.
+    * ``reschedule``: the worker slot is freed between pokes.  A rescheduled sensor starts
+      afresh each time (Airflow keeps no state, XCom included, between its pokes), so each
+      poke logs the current status, and the log is copied once, when the job has ended:
+      its newest lines, at most 500 over all pods.
+    * ``deferrable=True``: the first poke checks in the worker, then the triggerer waits
+      (:class:`~airflow_provider_aihc.triggers.aihc.AIHCJobTrigger`) until the job ends or
+      the sensor's ``timeout`` passes; log lines keep streaming from the triggerer, from
+      where the worker stopped.
+
+    :param job_id: the job, e.g. ``"{{ ti.xcom_pull(task_ids='train') }}"`` or an operator's
+        ``.output`` (templated).
+    :param resource_pool_id: its pool; defaults to the connection's (templated).
+    :param aihc_conn_id: the ``aihc`` connection.
+    :param deferrable: wait in the triggerer rather than in a worker slot.
+    :param stream_logs: copy the job's new log lines into the task log.
+    """
+
+    template_fields: Sequence[str] = ("job_id", "resource_pool_id")
+    operator_extra_links = (AIHCJobLink(),)
+    ui_color = "#2468f2"
+
+    def __init__(
+        self,
+        *,
+        job_id: str,
+        resource_pool_id: str | None = None,
+        aihc_conn_id: str = "aihc_default",
+        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        stream_logs: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.job_id = job_id
+        self.resource_pool_id = resource_pool_id
+        self.aihc_conn_id = aihc_conn_id
+        self.deferrable = deferrable
+        self.stream_logs = stream_logs
+        self._watch: JobWatch | None = None
+        self._link_stored = False
+
+    @cached_property
+    def hook(self) -> AIHCHook:
+        """The AIHC hook of this task."""
+        from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+        return AIHCHook(aihc_conn_id=self.aihc_conn_id)
+
+    @cached_property
+    def job_pool(self) -> str:
+        """The job's resource pool: the given one, else the connection's.  (Not ``pool``:
+        that is the Airflow pool of the task itself.)"""
+        return self.hook.resource_pool(self.resource_pool_id or None)
+
+    @property
+    def watch(self) -> JobWatch:
+        """This sensor's watch, kept across pokes (poke mode) and new per reschedule."""
+        if self._watch is None:
+            from airflow_provider_aihc.watch import JobWatch
+
+            self._watch = JobWatch(
+                self.job_id,
+                self.job_pool,
+                self.log,
+                stream_logs=self.stream_logs and not self.reschedule,
+            )
+        return self._watch
+
+    def poke(self, context: Context) -> bool | PokeReturnValue:
+        """One status check: logs the status when it changes and the new log lines;
+        deferrable, it hands the wait to the triggerer after this first check."""
+        from airflow_provider_aihc.watch import drive
+
+        if not self._link_stored:
+            AIHCJobLink.persist(context, self.hook.config.base_url, self.job_id, self.job_pool)
+            self._link_stored = True
+        watch = self.watch
+        event = drive(watch.check(), self.hook)
+        if event is None:
+            if self.deferrable:
+                self._defer(watch.log_state)
+            return False
+        if self.reschedule and self.stream_logs:
+            drive(watch.logs.tail_flow(watch.pod_names), self.hook)
+        return PokeReturnValue(is_done=True, xcom_value=self._finish(event))
+
+    def _defer(self, log_state: dict[str, str]) -> None:
+        from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
+
+        self.defer(
+            trigger=AIHCJobTrigger(
+                job_id=self.job_id,
+                resource_pool_id=self.job_pool,
+                aihc_conn_id=self.aihc_conn_id,
+                poll_interval=self.poke_interval,
+                deadline=time.time() + _seconds(self.timeout),
+                stop_on_timeout=False,
+                cancel_on_kill=False,
+                stream_logs=self.stream_logs,
+                log_state=log_state,
+            ),
+            method_name=DEFER_METHOD_NAME,
+        )
+
+    def execute_complete(self, context: Context, event: Mapping[str, Any]) -> str:
+        """Resume after the trigger: return the job id, or raise with the job's reason."""
+        from airflow_provider_aihc.watch import JobEvent
+
+        job_event = JobEvent.from_payload(event)
+        if job_event.status == "timeout":
+            raise AirflowSensorTimeout(job_event.message)
+        return self._finish(job_event)
+
+    def _finish(self, event: JobEvent) -> str:
+        from airflow_provider_aihc.exceptions import AIHCError
+        from airflow_provider_aihc.watch import complete
+
+        try:
+            return complete(event, self.log)
+        except AIHCError as err:
+            if self.soft_fail or getattr(self, "never_fail", False):
+                raise AirflowSkipException(f"Skipping: {err}") from err
+            raise
+
+
+def _seconds(value: float | timedelta) -> float:
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)

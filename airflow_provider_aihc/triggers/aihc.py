@@ -1,0 +1,169 @@
+"""The triggerer's side of a deferred wait: poll an AIHC job until it ends.
+
+AIHC actions used: GetJob, GetPodLogs, GetJobEvents, and StopJob (at the deadline, or when
+the task is killed).  Every call goes through the hook's async methods; the loop itself
+is :meth:`airflow_provider_aihc.watch.JobWatch.wait`, shared with the worker-side wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from airflow_provider_aihc.version_compat import AIRFLOW_V_3_3_PLUS, aget_task_state
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+CLASSPATH = "airflow_provider_aihc.triggers.aihc.AIHCJobTrigger"
+#: ``TaskInstanceState.DEFERRED``: the task still waits on this trigger.
+DEFERRED = "deferred"
+
+
+class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
+    """Wait for an AIHC job to end; fire one event (:class:`~airflow_provider_aihc.watch.
+    JobEvent` as a payload) when it does, when the deadline passes, or when it cannot be
+    watched.
+
+    Transient AIHC errors (no answer, 5xx, 429) are waited through with a growing pause.
+    The first poll comes after a delay fixed by the job id (less than ``poll_interval``),
+    so the triggers of a wide sweep do not all poll in the same instant.
+
+    When the task is killed while deferred (marked failed or cleared), the job is stopped
+    if ``cancel_on_kill``: on Airflow >= 3.3 through :meth:`on_kill`; before, through
+    :meth:`cleanup`, which stops the job only when the task instance has left ``deferred``,
+    so that a triggerer restart or shutdown never stops a job.
+
+    :param job_id: the job.
+    :param resource_pool_id: its pool; ``None`` = the connection's.
+    :param aihc_conn_id: the ``aihc`` connection.
+    :param poll_interval: seconds between polls.
+    :param deadline: epoch seconds after which the wait ends with a ``timeout`` event.
+    :param stop_on_timeout: stop the job at the deadline.
+    :param cancel_on_kill: stop the job when the task is killed while deferred.
+    :param stream_logs: copy the job's new log lines into the task's log at every poll.
+    :param log_state: where the worker stopped reading each pod's log (pod → marker), so
+        that no line is copied twice.
+    """
+
+    def __init__(
+        self,
+        job_id: str,
+        resource_pool_id: str | None,
+        aihc_conn_id: str = "aihc_default",
+        poll_interval: float = 30.0,
+        deadline: float | None = None,
+        stop_on_timeout: bool = True,
+        cancel_on_kill: bool = True,
+        stream_logs: bool = True,
+        log_state: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]
+        self.job_id = job_id
+        self.resource_pool_id = resource_pool_id
+        self.aihc_conn_id = aihc_conn_id
+        self.poll_interval = float(poll_interval)
+        self.deadline = None if deadline is None else float(deadline)
+        self.stop_on_timeout = stop_on_timeout
+        self.cancel_on_kill = cancel_on_kill
+        self.stream_logs = stream_logs
+        self.log_state = dict(log_state) if log_state else None
+        self._fired = False
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        """Every ``__init__`` argument, as plain values."""
+        return (
+            CLASSPATH,
+            {
+                "job_id": self.job_id,
+                "resource_pool_id": self.resource_pool_id,
+                "aihc_conn_id": self.aihc_conn_id,
+                "poll_interval": self.poll_interval,
+                "deadline": self.deadline,
+                "stop_on_timeout": self.stop_on_timeout,
+                "cancel_on_kill": self.cancel_on_kill,
+                "stream_logs": self.stream_logs,
+                "log_state": self.log_state,
+            },
+        )
+
+    @cached_property
+    def hook(self) -> AIHCHook:
+        """The AIHC hook (its async methods only)."""
+        from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+        return AIHCHook(aihc_conn_id=self.aihc_conn_id)
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        """Poll until the job ends or the deadline passes; yield exactly one event."""
+        from airflow_provider_aihc.watch import JobEvent, JobWatch, adrive, first_poll_delay
+
+        watch = JobWatch(
+            self.job_id,
+            self.resource_pool_id,
+            self.log,
+            stream_logs=self.stream_logs,
+            log_state=self.log_state,
+        )
+        flow = watch.wait(
+            poll_interval=self.poll_interval,
+            deadline=self.deadline,
+            stop_on_timeout=self.stop_on_timeout,
+            first_delay=first_poll_delay(self.job_id, self.poll_interval),
+        )
+        try:
+            event = await adrive(flow, self.hook)
+        except Exception as err:  # a bug or a broken connection: fail the task, never hang
+            self.log.exception("Watching AIHC job %s failed", self.job_id)
+            event = JobEvent("error", self.job_id, watch.tracker.status, f"{err}")
+        self._fired = True
+        yield TriggerEvent(event.to_payload())  # type: ignore[no-untyped-call]
+
+    async def on_kill(self) -> None:
+        """Airflow >= 3.3: the task was killed by a user while deferred."""
+        if self.cancel_on_kill and not self._fired:
+            await self._stop_job("its task was killed")
+
+    async def cleanup(self) -> None:
+        """Airflow < 3.3: stop the job if the trigger is removed because its task left
+        ``deferred`` (marked failed, cleared), never on a triggerer restart."""
+        if AIRFLOW_V_3_3_PLUS or self._fired or not self.cancel_on_kill:
+            return
+        ti = self.task_instance
+        if ti is None:  # not run by a triggerer (tests, `airflow dags test`)
+            return
+        try:
+            state = await aget_task_state(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
+        except Exception:
+            self.log.warning(
+                "Could not read the state of task %s; AIHC job %s keeps running",
+                ti.task_id,
+                self.job_id,
+                exc_info=True,
+            )
+            return
+        if state == DEFERRED:
+            self.log.info(
+                "Trigger removed while its task is still deferred (triggerer restart or "
+                "shutdown); AIHC job %s keeps running",
+                self.job_id,
+            )
+            return
+        await self._stop_job(f"its task is now {state or 'cleared'}")
+
+    async def _stop_job(self, why: str) -> None:
+        from airflow_provider_aihc.exceptions import AIHCError
+
+        try:
+            job = await self.hook.aget_job(self.job_id, self.resource_pool_id)
+            if job.is_terminal:
+                self.log.info("AIHC job %s already ended %s", self.job_id, job.status)
+                return
+            await self.hook.astop_job(self.job_id, self.resource_pool_id)
+        except AIHCError as err:
+            self.log.error("Could not stop AIHC job %s (%s); stop it by hand", self.job_id, err)
+        else:
+            self.log.info("Stopped AIHC job %s: %s", self.job_id, why)

@@ -1,0 +1,86 @@
+"""Airflow < 3.3: a trigger removed from the triggerer stops its job only when the task
+instance left ``deferred`` in the metadata DB (marked failed, cleared), never when it is
+still deferred (a triggerer restart).  Run the way 2.x's triggerer does: cancel ``run()``,
+then ``cleanup()``; the task instance's state is read from the real DB.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios
+from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.hooks.aihc import AIHCHook
+from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
+from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
+
+pytestmark = pytest.mark.skipif(
+    AIRFLOW_V_3_0_PLUS, reason="Airflow 2.x triggerer path (3.3 calls on_kill instead)"
+)
+
+DAG_ID = "watch_cleanup"
+
+
+@pytest.fixture
+def deferred_ti(airflow_db: None) -> Any:
+    """A task instance of a fresh DAG run, in state ``deferred``."""
+    from airflow.models.dag import DAG
+    from airflow.models.dagrun import DagRun
+    from airflow.operators.empty import EmptyOperator
+    from airflow.utils.session import create_session
+    from airflow.utils.state import DagRunState, TaskInstanceState
+    from airflow.utils.types import DagRunType
+
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    dag = DAG(DAG_ID, schedule=None, start_date=start)
+    EmptyOperator(task_id="wait", dag=dag)
+    with create_session() as session:
+        session.query(DagRun).filter(DagRun.dag_id == DAG_ID).delete()
+    run = dag.create_dagrun(
+        run_id=f"cleanup-{datetime.now().timestamp()}",
+        run_type=DagRunType.MANUAL,
+        state=DagRunState.RUNNING,
+        execution_date=start,
+        data_interval=(start, start),
+    )
+    ti = run.get_task_instance("wait")
+    ti.set_state(TaskInstanceState.DEFERRED)
+    return ti
+
+
+async def run_then_remove(trigger: AIHCJobTrigger) -> None:
+    """What 2.x's triggerer does when a trigger leaves its set: cancel, then clean up."""
+    task = asyncio.ensure_future(trigger.run().__anext__())
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await trigger.cleanup()
+
+
+@pytest.mark.parametrize(
+    ("state", "stopped"),
+    [("deferred", False), ("failed", True), (None, True)],
+    ids=["triggerer-restart", "marked-failed", "cleared"],
+)
+def test_cleanup_stops_the_job_only_when_the_task_left_deferred(
+    aihc_emulator: EmulatorServer, deferred_ti: Any, state: str | None, stopped: bool
+) -> None:
+    aihc_emulator.backend.add_script(scenarios.HoldJob(status="Running"))
+    job_id = (
+        AIHCHook()
+        .create_job({"name": "held", "jobSpec": {"image": "i", "command": "c", "replicas": 1}})
+        .job_id
+    )
+    trigger = AIHCJobTrigger(job_id, DEFAULT_RESOURCE_POOL_ID, poll_interval=0.05)
+    trigger.task_instance = deferred_ti
+    if state != "deferred":
+        deferred_ti.set_state(state)  # what mark-failed / clear do to the row
+    asyncio.run(run_then_remove(trigger))
+    assert aihc_emulator.backend.count("StopJob") == int(stopped)
+    status = aihc_emulator.backend.job(job_id)["status"]
+    assert (status == "ManualTermination") is stopped

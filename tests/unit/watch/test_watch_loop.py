@@ -1,0 +1,203 @@
+"""wait_for_job and JobWatch against the emulator: status logging, errors, deadline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from watch_helpers import Recorder
+
+from airflow_provider_aihc.emulator import scenarios
+from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.exceptions import AIHCError
+from airflow_provider_aihc.hooks.aihc import AIHCHook
+from airflow_provider_aihc.watch import MAX_ERROR_BACKOFF_SECONDS, JobWatch, drive, wait_for_job
+
+
+class FakeTime:
+    """A clock that only moves when the watch sleeps; ``on_sleep`` runs at every sleep."""
+
+    def __init__(self, on_sleep: Callable[[int], None] | None = None) -> None:
+        self.now = 1_000_000.0
+        self.sleeps: list[float] = []
+        self.on_sleep = on_sleep
+
+    def clock(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+        if self.on_sleep is not None:
+            self.on_sleep(len(self.sleeps))
+
+
+def wait(hook: AIHCHook, job_id: str, log: Recorder, fake: FakeTime, **kwargs: object):  # type: ignore[no-untyped-def]
+    options: dict[str, object] = {
+        "poll_interval": 5.0,
+        "deadline": None,
+        "stop_on_timeout": True,
+        "stream_logs": False,
+    }
+    options.update(kwargs)
+    return wait_for_job(
+        hook,
+        job_id,
+        None,
+        log=log,
+        sleep=fake.sleep,
+        clock=fake.clock,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+def test_status_changes_are_logged_once_each_with_the_time_spent(
+    aihc_emulator: EmulatorServer, hook: AIHCHook, create: Callable[..., str], log: Recorder
+) -> None:
+    aihc_emulator.backend.progression = Progression.per_poll(2, running=4)
+    job_id = create("steady")
+    fake = FakeTime()
+    event = wait(hook, job_id, log, fake)
+    assert (event.status, event.job_status) == ("success", "Succeeded")
+    assert log.messages("info") == [
+        f"AIHC job {job_id} is Created",
+        f"AIHC job {job_id}: Created → Scheduled after 10 s",
+        f"AIHC job {job_id}: Scheduled → Running after 10 s",
+        f"AIHC job {job_id}: Running → Succeeded after 20 s",
+    ]
+    assert set(fake.sleeps) == {5.0}
+    assert aihc_emulator.backend.count("GetJob") == len(fake.sleeps) + 1
+
+
+def test_an_unknown_status_is_logged_once_and_waited_on(
+    aihc_emulator: EmulatorServer, hook: AIHCHook, create: Callable[..., str], log: Recorder
+) -> None:
+    aihc_emulator.backend.add_script(scenarios.ForceStatus(status="Preempting"))
+    job_id = create("odd")
+
+    def finish_after_four_polls(sleeps: int) -> None:
+        if sleeps == 4:
+            aihc_emulator.backend.set_status(job_id, "Succeeded")
+
+    event = wait(hook, job_id, log, FakeTime(finish_after_four_polls))
+    assert event.status == "success"
+    unknown = [m for m in log.messages("warning") if "'Preempting'" in m]
+    assert unknown == [
+        f"AIHC job {job_id} reports status 'Preempting', which this provider does not know; "
+        "waiting on it as if the job were still active"
+    ]
+
+
+def test_transient_errors_are_waited_through_with_a_growing_pause(
+    aihc_emulator: EmulatorServer,
+    no_hook_retries: None,
+    hook: AIHCHook,
+    create: Callable[..., str],
+    log: Recorder,
+) -> None:
+    job_id = create("bumpy")
+    aihc_emulator.backend.add_fault(
+        scenarios.error(503, operation="GetJob", times=2),
+        scenarios.throttle(0, operation="GetJob"),
+        scenarios.drop_before(operation="GetJob"),
+        scenarios.malformed(operation="GetJob"),
+    )
+    fake = FakeTime()
+    event = wait(hook, job_id, log, fake, poll_interval=1.0)
+    assert event.status == "success"
+    assert fake.sleeps[:6] == [1.0, 2.0, 4.0, 8.0, 16.0, 1.0]
+    failures = [m for m in log.messages("warning") if "status check failed" in m]
+    assert len(failures) == 5
+    assert "HTTP 503" in failures[0]
+    assert "HTTP 429" in failures[2]
+    assert failures[-1].endswith("(failure 5 in a row)")
+
+
+def test_a_throttle_pause_is_at_least_retry_after(
+    aihc_emulator: EmulatorServer,
+    no_hook_retries: None,
+    hook: AIHCHook,
+    create: Callable[..., str],
+    log: Recorder,
+) -> None:
+    job_id = create("throttled")
+    aihc_emulator.backend.add_fault(scenarios.throttle(30, operation="GetJob"))
+    fake = FakeTime()
+    assert wait(hook, job_id, log, fake, poll_interval=1.0).status == "success"
+    assert fake.sleeps[0] == 30.0
+
+
+def test_there_is_no_attempt_cap_only_a_bounded_pause(
+    aihc_emulator: EmulatorServer,
+    no_hook_retries: None,
+    hook: AIHCHook,
+    create: Callable[..., str],
+    log: Recorder,
+) -> None:
+    job_id = create("outage")
+    aihc_emulator.backend.add_fault(scenarios.error(503, operation="GetJob", times=40))
+    fake = FakeTime()
+    assert wait(hook, job_id, log, fake, poll_interval=1.0).status == "success"
+    assert max(fake.sleeps) == MAX_ERROR_BACKOFF_SECONDS
+    assert aihc_emulator.backend.count("GetJob", 503) == 40
+
+
+def test_a_job_that_is_gone_ends_the_wait_with_an_error(
+    aihc_emulator: EmulatorServer, hook: AIHCHook, create: Callable[..., str], log: Recorder
+) -> None:
+    job_id = create("deleted")
+    aihc_emulator.backend.delete_job(aihc_emulator.backend.job(job_id)["resourcePoolId"], job_id)
+    fake = FakeTime()
+    event = wait(hook, job_id, log, fake)
+    assert event.status == "error"
+    assert f"Could not watch AIHC job {job_id}" in event.message
+    assert "HTTP 404" in event.message
+    assert fake.sleeps == []
+
+
+@pytest.mark.parametrize("stop", [True, False])
+def test_at_the_deadline_the_job_is_stopped_or_left(
+    aihc_emulator: EmulatorServer,
+    hook: AIHCHook,
+    create: Callable[..., str],
+    log: Recorder,
+    stop: bool,
+) -> None:
+    aihc_emulator.backend.add_script(scenarios.HoldJob(status="Running"))
+    job_id = create("endless")
+    fake = FakeTime()
+    deadline = fake.now + 12.0
+    event = wait(hook, job_id, log, fake, deadline=deadline, stop_on_timeout=stop)
+    assert (event.status, event.job_status, event.stopped) == ("timeout", "Running", stop)
+    assert event.waited_seconds == pytest.approx(12.0)
+    assert fake.sleeps == [5.0, 5.0, 2.0]  # never past the deadline
+    expected = "ManualTermination" if stop else "Running"
+    assert aihc_emulator.backend.job(job_id)["status"] == expected
+    assert aihc_emulator.backend.count("StopJob") == int(stop)
+
+
+def test_a_fault_tolerant_failure_is_believed_on_the_second_read(
+    aihc_emulator: EmulatorServer, hook: AIHCHook, create: Callable[..., str], log: Recorder
+) -> None:
+    aihc_emulator.backend.add_script(scenarios.FailJob(reason="NCCL watchdog timeout"))
+    job_id = create("resilient", faultTolerance=True)
+    fake = FakeTime()
+    event = wait(hook, job_id, log, fake)
+    assert (event.status, event.reason) == ("failed", "NCCL watchdog timeout")
+    assert any("confirming on the next poll" in m for m in log.messages("info"))
+
+
+def test_one_check_reports_none_while_the_job_runs(
+    hook: AIHCHook, create: Callable[..., str], log: Recorder
+) -> None:
+    watch = JobWatch(create("step"), None, log, stream_logs=False)
+    assert drive(watch.check(), hook) is None
+    assert watch.tracker.status == "Created"
+
+
+def test_poll_interval_must_be_positive(
+    hook: AIHCHook, create: Callable[..., str], log: Recorder
+) -> None:
+    with pytest.raises(AIHCError, match="poll_interval must be positive"):
+        wait(hook, create("x"), log, FakeTime(), poll_interval=0)
