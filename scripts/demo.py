@@ -1,0 +1,147 @@
+"""``make demo``: the weekly retraining DAG, run by a real Airflow against a local AIHC.
+
+Starts the emulator on a free port, points ``aihc_default`` at it through an environment
+variable, runs ``airflow dags test aihc_scheduled_retraining`` (the deferrable wait runs
+its trigger inline) in an Airflow home inside the project, stops the emulator, and prints
+what happened, checked against the emulator's own record.  Exits non-zero on any failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOME = ROOT / ".airflow"
+DAG_ID = "aihc_scheduled_retraining"
+LOGICAL_DATE = "2025-06-02"
+BIN = Path(sys.executable).parent
+
+
+def main() -> int:
+    started = time.monotonic()
+    env = _airflow_env()
+    _migrate_once(env)
+    emulator = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "airflow_provider_aihc.emulator",
+            "--port",
+            "0",
+            "--seconds-per-status",
+            "1",
+            "--running-seconds",
+            "4",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        url = _emulator_url(emulator)
+        print(f"demo: AIHC emulator at {url}", flush=True)
+        from airflow_provider_aihc.emulator import (
+            DEFAULT_ACCESS_KEY_ID,
+            DEFAULT_RESOURCE_POOL_ID,
+            DEFAULT_SECRET_ACCESS_KEY,
+        )
+
+        env["AIRFLOW_CONN_AIHC_DEFAULT"] = json.dumps(
+            {
+                "conn_type": "aihc",
+                "login": DEFAULT_ACCESS_KEY_ID,
+                "password": DEFAULT_SECRET_ACCESS_KEY,
+                "host": url,
+                "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
+            }
+        )
+        print(f"demo: airflow dags test {DAG_ID} {LOGICAL_DATE} (log: {HOME / 'demo.log'})")
+        run = subprocess.run(
+            [str(BIN / "airflow"), "dags", "test", DAG_ID, LOGICAL_DATE],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        output = run.stdout + run.stderr
+        (HOME / "demo.log").write_text(output)
+        state = _get_json(f"{url}/_emulator/state")
+    finally:
+        emulator.terminate()
+        emulator.wait(timeout=10)
+    return _summarise(run.returncode, output, state, time.monotonic() - started)
+
+
+def _airflow_env() -> dict[str, str]:
+    HOME.mkdir(exist_ok=True)
+    return {
+        **os.environ,
+        "AIRFLOW_HOME": str(HOME),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME / 'airflow.db'}",
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags_examples"),
+        "AIHC_EXAMPLE_POLL_SECONDS": "1",
+    }
+
+
+def _migrate_once(env: dict[str, str]) -> None:
+    import airflow
+
+    stamp = HOME / f".migrated-{airflow.__version__}"
+    if stamp.exists():
+        return
+    print("demo: creating the Airflow metadata DB (first run only)", flush=True)
+    subprocess.run(
+        [str(BIN / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True
+    )
+    stamp.touch()
+
+
+def _emulator_url(emulator: subprocess.Popen[str]) -> str:
+    assert emulator.stdout is not None
+    line = emulator.stdout.readline()
+    match = re.search(r"listening on (http://\S+)", line)
+    if not match:
+        raise SystemExit(f"demo: the emulator did not start: {line!r}")
+    return match.group(1)
+
+
+def _get_json(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.load(response)
+
+
+def _summarise(returncode: int, output: str, state: dict, elapsed: float) -> int:
+    jobs = state.get("jobs", [])
+    job = jobs[0] if len(jobs) == 1 else None
+    dag_ok = returncode == 0 and "state=success" in output
+    transitions = re.findall(r"AIHC job \S+: (\S+ → \S+)", output)
+    log_lines = len(re.findall(r"iteration +\d+/", output))
+    print()
+    print("=" * 72)
+    print(f"DAG run        : {'success' if dag_ok else 'FAILED'} ({DAG_ID}, {LOGICAL_DATE})")
+    if job:
+        print(f"AIHC job       : {job['jobId']} ({job['name']})")
+        print(f"final status   : {job['status']} (emulator record)")
+    else:
+        print(f"AIHC jobs      : {len(jobs)} (expected exactly 1)")
+    print(f"statuses seen  : {', '.join(transitions) or '-'}")
+    print(f"log lines      : {log_lines} training lines streamed into the task log")
+    print(f"API requests   : {json.dumps(state.get('requests', {}), sort_keys=True)}")
+    print(f"time taken     : {elapsed:.1f} s")
+    print("=" * 72)
+    ok = dag_ok and job is not None and job["status"] == "Succeeded"
+    if not ok:
+        print(output[-4000:], file=sys.stderr)
+        print("demo: FAILED (full log above and in .airflow/demo.log)", file=sys.stderr)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
