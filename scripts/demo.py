@@ -121,8 +121,13 @@ def _summarise(returncode: int, output: str, state: dict, elapsed: float) -> int
     jobs = state.get("jobs", [])
     job = jobs[0] if len(jobs) == 1 else None
     dag_ok = returncode == 0 and "state=success" in output
-    transitions = re.findall(r"AIHC job \S+: (\S+ → \S+)", output)
-    log_lines = len(re.findall(r"iteration +\d+/", output))
+    seen: list[str] = []
+    for first, after in re.findall(r"AIHC job \S+(?: is (\w+)|: \w+ → (\w+))", output):
+        status = first or after
+        if not seen or seen[-1] != status:
+            seen.append(status)
+    # Each emulator log line starts with its own millisecond timestamp.
+    streamed = len(re.findall(r"\] +\d{4}-\d\d-\d\dT[\d:]{8}\.\d{3}Z ", output))
     print()
     print("=" * 72)
     print(f"DAG run        : {'success' if dag_ok else 'FAILED'} ({DAG_ID}, {LOGICAL_DATE})")
@@ -131,12 +136,13 @@ def _summarise(returncode: int, output: str, state: dict, elapsed: float) -> int
         print(f"final status   : {job['status']} (emulator record)")
     else:
         print(f"AIHC jobs      : {len(jobs)} (expected exactly 1)")
-    print(f"statuses seen  : {', '.join(transitions) or '-'}")
-    print(f"log lines      : {log_lines} training lines streamed into the task log")
+    print(f"statuses seen  : {' → '.join(seen) or '-'} (as the sensor and trigger logged them)")
+    written = job["logLines"] if job else "?"
+    print(f"log lines      : {streamed} streamed into the task log; the job wrote {written}")
     print(f"API requests   : {json.dumps(state.get('requests', {}), sort_keys=True)}")
     print(f"time taken     : {elapsed:.1f} s")
     print("=" * 72)
-    ok = dag_ok and job is not None and job["status"] == "Succeeded"
+    ok = dag_ok and job is not None and job["status"] == "Succeeded" and streamed == written
     if not ok:
         print(output[-4000:], file=sys.stderr)
         print("demo: FAILED (full log above and in .airflow/demo.log)", file=sys.stderr)
