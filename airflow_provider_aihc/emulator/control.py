@@ -16,6 +16,8 @@ POST    ``/_emulator/reset``          forget everything; optional ``{"progressio
 POST    ``/_emulator/progression``    change the pace: the fields of ``Progression``
 GET     ``/_emulator/state``          ``{jobs: [...], requests: {op: n}, pendingFaults,
                                       pendingScripts, progression}``
+GET     ``/_emulator/jobs/{id}``     one job's state (what ``AIHCJobLink`` opens when the
+                                      connection points at the emulator)
 POST    ``/_emulator/jobs/{id}/status``  ``{"status": "Failed", "reason": "...",
                                       "hold": false}``
 ======  ============================  =====================================================
@@ -120,8 +122,21 @@ def progression_from_json(data: Any) -> Progression:
     return Progression(**data)
 
 
+def _job_view(job_id: str) -> Callable[[Backend, Any], Payload]:
+    def action(backend: Backend, body: Any) -> Payload:
+        del body
+        try:
+            return backend.job(job_id)
+        except KeyError:
+            raise EmulatorError(404, "JobNotFound", f"job {job_id!r} not found") from None
+
+    return action
+
+
 def _resolve(method: str, path: str) -> Callable[[Backend, Any], Payload]:
     parts = path.strip("/").split("/")[1:]
+    if len(parts) == 2 and parts[0] == "jobs" and method == "GET":
+        return _job_view(parts[1])
     if len(parts) == 3 and parts[0] == "jobs" and parts[2] == "status" and method == "POST":
         return _job_status(parts[1])
     action = _ACTIONS.get((method, "/".join(parts)))

@@ -148,6 +148,7 @@ def shared_async_client(config: ConnectionConfig) -> httpx.AsyncClient:
     """
     import httpx
 
+    _quiet_httpx()
     loop = asyncio.get_running_loop()
     key = (config.base_url, config.timeout, config.connect_timeout)
     clients = _CLIENTS.setdefault(loop, {})
@@ -164,6 +165,16 @@ def shared_async_client(config: ConnectionConfig) -> httpx.AsyncClient:
         )
         clients[key] = client
     return client
+
+
+def _quiet_httpx() -> None:
+    """httpx logs every request at INFO: one line per poll per job in a triggerer's log.
+
+    Airflow 3 already sets it to WARNING; do the same on 2.11 unless the user set a level.
+    """
+    httpx_log = logging.getLogger("httpx")
+    if httpx_log.level == logging.NOTSET:
+        httpx_log.setLevel(logging.WARNING)
 
 
 def _describe(err: Exception) -> str:

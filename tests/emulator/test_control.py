@@ -128,3 +128,18 @@ def test_control_answers_loopback_clients_only(server: EmulatorServer) -> None:
     assert answer.status == 403
     assert json.loads(answer.body)["code"] == "AccessDenied"
     assert server.app(Request("GET", "/_emulator/state", [], peer="::1")).status == 200
+
+
+def test_a_job_page_shows_one_job_and_404s_for_unknown_ids(
+    client: Client, server: EmulatorServer
+) -> None:
+    job_id = client.create("linked")["jobId"]
+
+    page = control(server, "GET", f"jobs/{job_id}")
+    missing = control(server, "GET", "jobs/pytorchjob-missing")
+
+    assert page.status_code == 200
+    assert page.json()["jobId"] == job_id
+    assert page.json()["name"] == "linked"
+    assert missing.status_code == 404
+    assert missing.json()["code"] == "JobNotFound"
