@@ -28,7 +28,7 @@ from airflow_provider_aihc.exceptions import (
     AIHCThrottledError,
 )
 from airflow_provider_aihc.hooks._base import is_retryable
-from airflow_provider_aihc.models.status import is_failed, parse_status
+from airflow_provider_aihc.models.status import is_failed, is_started, parse_status
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -530,7 +530,9 @@ class JobWatch:
         self.errors = 0
         self.pod_names = job.pod_names
         self.tracker.observe(job.status)
-        if self.stream_logs:
+        if self.stream_logs and is_started(job.status):
+            # A queued job has no logs; not asking saves a request per pod per poll,
+            # for as long as a busy queue holds the job.
             yield from self.logs.flow(self.pod_names)
         if not job.is_terminal:
             self._failure_seen = False  # a fault-tolerant job came back: confirm anew

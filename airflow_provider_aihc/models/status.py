@@ -16,10 +16,12 @@ from enum import StrEnum
 
 __all__ = [
     "FAILURE_STATUSES",
+    "NOT_STARTED_STATUSES",
     "SUCCESS_STATUSES",
     "TERMINAL_STATUSES",
     "JobStatus",
     "is_failed",
+    "is_started",
     "is_successful",
     "is_terminal",
     "parse_status",
@@ -69,6 +71,9 @@ SUCCESS_STATUSES: frozenset[JobStatus] = frozenset({JobStatus.SUCCEEDED})
 FAILURE_STATUSES: frozenset[JobStatus] = TERMINAL_STATUSES - SUCCESS_STATUSES
 """Terminal statuses that count as failure (including a user's stop)."""
 
+NOT_STARTED_STATUSES: frozenset[JobStatus] = frozenset({JobStatus.CREATED, JobStatus.SCHEDULED})
+"""Queued or pulling images: no container has started, so there are no logs yet."""
+
 _BY_LOWER: dict[str, JobStatus] = {status.value.lower(): status for status in JobStatus}
 
 
@@ -108,3 +113,13 @@ def is_failed(status: str | None) -> bool:
     :param status: a raw status string or a :class:`JobStatus`.
     """
     return parse_status(status) in FAILURE_STATUSES
+
+
+def is_started(status: str | None) -> bool:
+    """Whether the job's containers may have started (and written logs).
+
+    Unknown statuses count as started, so nothing a new status brings is missed.
+
+    :param status: a raw status string or a :class:`JobStatus`.
+    """
+    return parse_status(status) not in NOT_STARTED_STATUSES

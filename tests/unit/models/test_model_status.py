@@ -84,3 +84,13 @@ def test_status_module_does_not_import_pydantic() -> None:
         "sys.exit('pydantic' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("status", "started"),
+    [("Created", False), ("scheduled", False), ("Running", True), ("Weird", True), ("", True)],
+)
+def test_is_started_is_false_only_while_queued_or_scheduled(status: str, started: bool) -> None:
+    from airflow_provider_aihc.models.status import is_started
+
+    assert is_started(status) is started

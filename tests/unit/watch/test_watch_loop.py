@@ -201,3 +201,17 @@ def test_poll_interval_must_be_positive(
 ) -> None:
     with pytest.raises(AIHCError, match="poll_interval must be positive"):
         wait(hook, create("x"), log, FakeTime(), poll_interval=0)
+
+
+def test_logs_are_not_asked_for_while_the_job_is_queued(
+    aihc_emulator: EmulatorServer, hook: AIHCHook, create: Callable[..., str], log: Recorder
+) -> None:
+    aihc_emulator.backend.progression = Progression.per_poll(3, running=2)
+    job_id = create("queued")
+
+    event = wait(hook, job_id, log, FakeTime(), stream_logs=True)
+
+    assert event.status == "success"
+    gets = aihc_emulator.backend.count("GetJob")
+    # Three polls see Created and three see Scheduled: none of them reads a log.
+    assert aihc_emulator.backend.count("GetPodLogs") == gets - 6
