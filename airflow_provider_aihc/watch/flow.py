@@ -1,0 +1,150 @@
+"""The calls a watch flow yields, and the two drivers that answer them.
+
+A flow is a generator that *yields* each AIHC call it needs (:class:`GetJob`,
+:class:`GetPodLogs`, ..., :class:`Sleep`) and is sent back its answer, or the
+:class:`~airflow_provider_aihc.exceptions.AIHCError` it raised.  :func:`drive` answers with
+the hook's sync methods (operator, sensor), :func:`adrive` with its async ones (trigger).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from airflow_provider_aihc.exceptions import AIHCError
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.models.job import JobEvents, JobInfo, PodLogs
+
+T = TypeVar("T")
+
+
+class Log(Protocol):
+    """What the watch logs to: a ``logging.Logger`` or Airflow 3's structlog logger."""
+
+    def debug(self, msg: Any, /, *args: Any) -> Any: ...
+    def info(self, msg: Any, /, *args: Any) -> Any: ...
+    def warning(self, msg: Any, /, *args: Any) -> Any: ...
+    def error(self, msg: Any, /, *args: Any) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GetJob:
+    """GetJob: status and pods."""
+
+    job_id: str
+    pool: str | None
+
+    def send(self, hook: AIHCHook) -> JobInfo:
+        return hook.get_job(self.job_id, self.pool)
+
+    async def asend(self, hook: AIHCHook) -> JobInfo:
+        return await hook.aget_job(self.job_id, self.pool)
+
+
+@dataclass(frozen=True, slots=True)
+class GetPodLogs:
+    """GetPodLogs: ``marker=None`` reads the tail, ``""`` the log from its first line."""
+
+    job_id: str
+    pod: str
+    pool: str | None
+    marker: str | None
+    max_lines: int | None
+
+    def send(self, hook: AIHCHook) -> PodLogs:
+        return hook.get_pod_logs(
+            self.job_id, self.pod, self.pool, marker=self.marker, max_lines=self.max_lines
+        )
+
+    async def asend(self, hook: AIHCHook) -> PodLogs:
+        return await hook.aget_pod_logs(
+            self.job_id, self.pod, self.pool, marker=self.marker, max_lines=self.max_lines
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GetJobEvents:
+    """GetJobEvents: where a failed job's reason is when its pods give none."""
+
+    job_id: str
+    pool: str | None
+    job_framework: str
+
+    def send(self, hook: AIHCHook) -> JobEvents:
+        return hook.get_job_events(self.job_id, self.pool, job_framework=self.job_framework)
+
+    async def asend(self, hook: AIHCHook) -> JobEvents:
+        return await hook.aget_job_events(self.job_id, self.pool, job_framework=self.job_framework)
+
+
+@dataclass(frozen=True, slots=True)
+class StopJob:
+    """StopJob."""
+
+    job_id: str
+    pool: str | None
+
+    def send(self, hook: AIHCHook) -> object:
+        return hook.stop_job(self.job_id, self.pool)
+
+    async def asend(self, hook: AIHCHook) -> object:
+        return await hook.astop_job(self.job_id, self.pool)
+
+
+@dataclass(frozen=True, slots=True)
+class Sleep:
+    """A pause between polls."""
+
+    seconds: float
+
+
+Call = GetJob | GetPodLogs | GetJobEvents | StopJob
+#: A watch step: yields calls and pauses, is sent each call's answer (or its AIHCError).
+Flow = Generator[Call | Sleep, Any, T]
+
+
+def drive(flow: Flow[T], hook: AIHCHook, sleep: Callable[[float], None] = time.sleep) -> T:
+    """Run a flow with the hook's sync methods."""
+    answer: Any = None
+    while True:
+        try:
+            step = flow.send(answer)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+        if isinstance(step, Sleep):
+            sleep(step.seconds)
+            answer = None
+            continue
+        try:
+            answer = step.send(hook)
+        except AIHCError as err:
+            answer = err
+
+
+async def adrive(
+    flow: Flow[T],
+    hook: AIHCHook,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> T:
+    """Run a flow with the hook's async methods."""
+    answer: Any = None
+    while True:
+        try:
+            step = flow.send(answer)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+        if isinstance(step, Sleep):
+            await sleep(step.seconds)
+            answer = None
+            continue
+        try:
+            answer = await step.asend(hook)
+        except AIHCError as err:
+            answer = err

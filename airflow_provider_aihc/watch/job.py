@@ -1,0 +1,261 @@
+"""One watch of one job: status changes, live logs, transient errors, the deadline."""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from airflow_provider_aihc.exceptions import (
+    AIHCError,
+    AIHCJobTimeoutError,
+    AIHCResponseError,
+    AIHCThrottledError,
+)
+from airflow_provider_aihc.hooks._base import is_retryable
+from airflow_provider_aihc.models.status import is_failed, is_started, parse_status
+from airflow_provider_aihc.watch.event import JobEvent, final_event
+from airflow_provider_aihc.watch.flow import Flow, GetJob, Log, Sleep, StopJob, drive
+from airflow_provider_aihc.watch.logs import DEFAULT_LOG_LINES_PER_POLL, LogStreamer
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.models.job import JobInfo
+
+#: The longest wait between polls while AIHC keeps failing (unless the poll interval is longer).
+MAX_ERROR_BACKOFF_SECONDS = 120.0
+
+
+class StatusTracker:
+    """Logs a job's status when it changes, and an unknown status once."""
+
+    def __init__(self, job_id: str, log: Log, clock: Callable[[], float]) -> None:
+        self.job_id = job_id
+        self.log = log
+        self.clock = clock
+        self.status: str | None = None
+        self.since = 0.0
+        self._unknown: set[str] = set()
+
+    def observe(self, status: str) -> None:
+        """Note the status of one poll."""
+        now = self.clock()
+        if self.status is None:
+            self.log.info("AIHC job %s is %s", self.job_id, status or "<empty>")
+        elif status != self.status:
+            self.log.info(
+                "AIHC job %s: %s → %s after %.0f s",
+                self.job_id,
+                self.status or "<empty>",
+                status or "<empty>",
+                now - self.since,
+            )
+        else:
+            return
+        self.status, self.since = status, now
+        if parse_status(status) is None and status not in self._unknown:
+            self._unknown.add(status)
+            self.log.warning(
+                "AIHC job %s reports status %r, which this provider does not know; "
+                "waiting on it as if the job were still active",
+                self.job_id,
+                status,
+            )
+
+
+class JobWatch:
+    """One watch of one job: status changes, live logs, errors to wait through.
+
+    Use :meth:`check` for one poll (a sensor's poke) and :meth:`wait` for the loop.
+
+    :param job_id: the job.
+    :param resource_pool_id: its pool; ``None`` = the connection's.
+    :param log: the task's or trigger's logger.
+    :param stream_logs: copy new log lines into ``log`` at every poll.
+    :param log_state: the :attr:`log_state` of an earlier watch of this job.
+    :param max_log_lines: log lines copied per poll.
+    :param clock: epoch seconds (a seam for tests).
+    """
+
+    def __init__(
+        self,
+        job_id: str,
+        resource_pool_id: str | None,
+        log: Log,
+        *,
+        stream_logs: bool = True,
+        log_state: Mapping[str, str] | None = None,
+        max_log_lines: int = DEFAULT_LOG_LINES_PER_POLL,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.job_id = job_id
+        self.pool = resource_pool_id
+        self.log = log
+        self.clock = clock
+        self.tracker = StatusTracker(job_id, log, clock)
+        self.logs = LogStreamer(
+            job_id, resource_pool_id, log, max_lines=max_log_lines, state=log_state
+        )
+        self.stream_logs = stream_logs
+        self.pod_names: list[str] = []
+        self.errors = 0
+        self._last_error: AIHCError | None = None
+        self._failure_seen = False
+
+    @property
+    def log_state(self) -> dict[str, str]:
+        """Where each pod's log was read up to."""
+        return self.logs.state
+
+    def check(self) -> Flow[JobEvent | None]:
+        """One poll: the status (logged when it changes), new log lines, and the event
+        once the job has ended; ``None`` while it runs or while AIHC fails transiently."""
+        job = yield GetJob(self.job_id, self.pool)
+        if isinstance(job, AIHCError):
+            return self._check_failed(job)
+        self.errors = 0
+        self.pod_names = job.pod_names
+        self.tracker.observe(job.status)
+        if self.stream_logs and is_started(job.status):
+            # A queued job has no logs; not asking saves a request per pod per poll,
+            # for as long as a busy queue holds the job.
+            yield from self.logs.flow(self.pod_names)
+        if not job.is_terminal:
+            self._failure_seen = False  # a fault-tolerant job came back: confirm anew
+            return None
+        if self._unconfirmed_failure(job):
+            return None
+        return (yield from final_event(self.job_id, job, self.pool))
+
+    def wait(
+        self,
+        *,
+        poll_interval: float,
+        deadline: float | None,
+        stop_on_timeout: bool,
+        first_delay: float = 0.0,
+    ) -> Flow[JobEvent]:
+        """Poll until the job ends or ``deadline`` (epoch seconds) passes.
+
+        Transient errors (no answer, 5xx, 429, an unreadable answer) are logged and waited
+        through with a growing pause; only ``poll_interval`` and ``deadline`` bound the wait.
+        At the deadline the job is stopped when ``stop_on_timeout``.
+        """
+        if poll_interval <= 0:
+            raise AIHCError(f"poll_interval must be positive, got {poll_interval!r}")
+        started = self.clock()
+        delay = first_delay
+        while True:
+            if delay > 0:
+                yield Sleep(self._until_deadline(delay, deadline))
+            event = yield from self.check()
+            if event is not None:
+                return event
+            if deadline is not None and self.clock() >= deadline:
+                waited = self.clock() - started
+                return (yield from self._timeout(waited, stop_on_timeout))
+            delay = self.next_delay(poll_interval)
+
+    def next_delay(self, poll_interval: float) -> float:
+        """The pause before the next poll: ``poll_interval``, longer while AIHC fails."""
+        if not self.errors:
+            return poll_interval
+        ceiling = max(poll_interval, MAX_ERROR_BACKOFF_SECONDS)
+        delay = min(poll_interval * 2.0 ** (self.errors - 1), ceiling)
+        error = self._last_error
+        if isinstance(error, AIHCThrottledError) and error.retry_after is not None:
+            delay = max(delay, min(error.retry_after, ceiling))
+        return delay
+
+    def _check_failed(self, error: AIHCError) -> JobEvent | None:
+        if not _is_transient(error):
+            return JobEvent(
+                "error",
+                self.job_id,
+                self.tracker.status,
+                f"Could not watch AIHC job {self.job_id}: {error}",
+            )
+        self.errors += 1
+        self._last_error = error
+        self.log.warning(
+            "AIHC job %s: status check failed (%s); trying again (failure %d in a row)",
+            self.job_id,
+            error,
+            self.errors,
+        )
+        return None
+
+    def _unconfirmed_failure(self, job: JobInfo) -> bool:
+        """A fault-tolerant job may leave ``Failed`` again: believe it on the second read."""
+        if not (job.enable_fault_tolerance and is_failed(job.status)) or self._failure_seen:
+            return False
+        self._failure_seen = True
+        self.log.info(
+            "AIHC job %s is fault-tolerant and reads %s; confirming on the next poll",
+            self.job_id,
+            job.status,
+        )
+        return True
+
+    def _until_deadline(self, delay: float, deadline: float | None) -> float:
+        if deadline is None:
+            return delay
+        return max(0.0, min(delay, deadline - self.clock()))
+
+    def _timeout(self, waited: float, stop: bool) -> Flow[JobEvent]:
+        stopped = False
+        if stop:
+            answer = yield StopJob(self.job_id, self.pool)
+            if isinstance(answer, AIHCError):
+                self.log.error(
+                    "Could not stop AIHC job %s at its deadline (%s); stop it by hand",
+                    self.job_id,
+                    answer,
+                )
+            else:
+                stopped = True
+                self.log.info("Stopped AIHC job %s: its deadline passed", self.job_id)
+        error = AIHCJobTimeoutError(self.job_id, waited, stopped)
+        return JobEvent(
+            "timeout",
+            self.job_id,
+            self.tracker.status,
+            str(error),
+            waited_seconds=waited,
+            stopped=stopped,
+        )
+
+
+def _is_transient(error: AIHCError) -> bool:
+    """No answer, 5xx, 429, or a garbled answer to a read: worth polling again."""
+    return is_retryable(error) or isinstance(error, AIHCResponseError)
+
+
+def first_poll_delay(job_id: str, poll_interval: float) -> float:
+    """A delay in ``[0, poll_interval)`` fixed by the job id, so that many triggers that
+    start together (a triggerer restart, a wide sweep) do not all poll at once."""
+    return poll_interval * (zlib.crc32(job_id.encode()) / 2**32)
+
+
+def wait_for_job(
+    hook: AIHCHook,
+    job_id: str,
+    resource_pool_id: str | None,
+    *,
+    poll_interval: float,
+    deadline: float | None,
+    stop_on_timeout: bool,
+    stream_logs: bool,
+    log: Log,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.time,
+) -> JobEvent:
+    """Poll a job in this process until it ends or ``deadline`` passes (see
+    :meth:`JobWatch.wait`); status changes and, with ``stream_logs``, new log lines go to
+    ``log``."""
+    watch = JobWatch(job_id, resource_pool_id, log, stream_logs=stream_logs, clock=clock)
+    flow = watch.wait(
+        poll_interval=poll_interval, deadline=deadline, stop_on_timeout=stop_on_timeout
+    )
+    return drive(flow, hook, sleep)

@@ -1,0 +1,149 @@
+"""Live logs: each new line of a job's pods copied into the task log exactly once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from airflow_provider_aihc.exceptions import AIHCError
+from airflow_provider_aihc.watch.flow import Flow, GetPodLogs, Log, adrive, drive
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+#: Log lines copied into the task log per poll, over all pods of a job.
+DEFAULT_LOG_LINES_PER_POLL = 500
+#: Lines asked for per pod and poll, as a multiple of the copy cap (bounds one answer).
+FETCH_FACTOR = 10
+#: A pod whose server sent no log marker: the value is how many lines were already copied.
+COUNTED = "#lines="
+#: A pod whose server stopped sending markers: its log is no longer copied.
+GIVEN_UP = "#off"
+
+
+class LogStreamer:
+    """Copies a job's new log lines into the task log, each line once.
+
+    Keeps, per pod, AIHC's ``nextMarker`` (:attr:`state`, plain strings, so a trigger can
+    carry on where the worker stopped).  Per poll at most ``max_lines`` lines are copied
+    over all pods; a pod with more new lines shows its newest ones after a "… N more lines
+    not shown" line, and the next poll continues after them.  A server that sends no marker
+    is read whole and the lines already copied are skipped.
+
+    :param job_id: the job.
+    :param pool: its pool.
+    :param log: where the lines go (``info``, one call per line).
+    :param max_lines: lines copied per poll, over all pods.
+    :param state: the :attr:`state` of an earlier streamer of this job.
+    """
+
+    def __init__(
+        self,
+        job_id: str,
+        pool: str | None,
+        log: Log,
+        *,
+        max_lines: int = DEFAULT_LOG_LINES_PER_POLL,
+        state: Mapping[str, str] | None = None,
+    ) -> None:
+        self.job_id = job_id
+        self.pool = pool
+        self.log = log
+        self.max_lines = max(1, max_lines)
+        self.markers: dict[str, str] = dict(state or {})
+        self._failing: set[str] = set()
+
+    @property
+    def state(self) -> dict[str, str]:
+        """Pod name → where its next read starts."""
+        return dict(self.markers)
+
+    def poll(self, hook: AIHCHook, pod_names: Sequence[str]) -> None:
+        """Copy the new lines of every pod (sync)."""
+        drive(self.flow(pod_names), hook)
+
+    async def apoll(self, hook: AIHCHook, pod_names: Sequence[str]) -> None:
+        """Copy the new lines of every pod (async)."""
+        await adrive(self.flow(pod_names), hook)
+
+    def flow(self, pod_names: Sequence[str]) -> Flow[None]:
+        """Read each pod on from its marker and copy what is new."""
+        share = _share(self.max_lines, pod_names)
+        for pod in pod_names:
+            marker = self.markers.get(pod, "")
+            if marker == GIVEN_UP:
+                continue
+            counted = marker.startswith(COUNTED)
+            page = yield GetPodLogs(
+                self.job_id,
+                pod,
+                self.pool,
+                marker=None if counted else marker,
+                max_lines=None if counted else self.max_lines * FETCH_FACTOR,
+            )
+            if isinstance(page, AIHCError):
+                self._failed(pod, page)
+                continue
+            self._failing.discard(pod)
+            lines = split_lines(page.logs)
+            if counted:
+                seen = int(marker[len(COUNTED) :])
+                lines, self.markers[pod] = lines[seen:], f"{COUNTED}{max(seen, len(lines))}"
+            elif page.next_marker:
+                self.markers[pod] = page.next_marker
+            elif not marker:
+                self.markers[pod] = f"{COUNTED}{len(lines)}"
+            else:  # a marker before, none now: cannot tell new lines from old any more
+                self.log.warning("AIHC sent no log marker for pod %s; not copying its log", pod)
+                self.markers[pod] = GIVEN_UP
+            self._emit(pod, lines, share, many=len(pod_names) > 1)
+
+    def tail_flow(self, pod_names: Sequence[str]) -> Flow[None]:
+        """Copy the newest lines of every pod once (for a watch that keeps no state)."""
+        share = _share(self.max_lines, pod_names)
+        for pod in pod_names:
+            page = yield GetPodLogs(self.job_id, pod, self.pool, marker=None, max_lines=share)
+            if isinstance(page, AIHCError):
+                self._failed(pod, page)
+                continue
+            lines = split_lines(page.logs)
+            if len(lines) >= share:
+                self.log.info("AIHC job %s, pod %s: the last %d lines", self.job_id, pod, share)
+            self._emit(pod, lines, share, many=len(pod_names) > 1)
+
+    def _emit(self, pod: str, lines: list[str], share: int, *, many: bool) -> None:
+        if len(lines) > share:
+            self.log.info(
+                "AIHC job %s, pod %s: … %d more lines not shown (at most %d per poll); "
+                "the newest follow",
+                self.job_id,
+                pod,
+                len(lines) - share,
+                self.max_lines,
+            )
+            lines = lines[-share:]
+        for line in lines:
+            if many:
+                self.log.info("[%s] %s", pod, line)
+            else:
+                self.log.info("%s", line)
+
+    def _failed(self, pod: str, error: AIHCError) -> None:
+        if pod not in self._failing:
+            self._failing.add(pod)
+            self.log.warning("Could not read the log of AIHC pod %s (%s)", pod, error)
+
+
+def split_lines(records: Iterable[str]) -> list[str]:
+    """The lines of AIHC log records, each of which may hold several (``chunk``)."""
+    lines: list[str] = []
+    for record in records:
+        parts = record.split("\n")
+        if parts and parts[-1] == "":
+            parts.pop()
+        lines.extend(part.removesuffix("\r") for part in parts)
+    return lines
+
+
+def _share(max_lines: int, pod_names: Sequence[str]) -> int:
+    return max(1, -(-max_lines // max(1, len(pod_names))))
