@@ -1,0 +1,59 @@
+"""Airflow sees the provider: its metadata, the ``aihc`` connection type and its form."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from conftest import AIRFLOW
+
+from airflow_provider_aihc.get_provider_info import get_provider_info
+
+pytestmark = pytest.mark.dagrun
+
+
+def _airflow(*args: str) -> str:
+    done = subprocess.run([AIRFLOW, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_airflow_lists_the_provider_under_its_distribution_name(airflow_db):
+    listed = json.loads(_airflow("providers", "list", "--output", "json"))
+
+    [ours] = [p for p in listed if p["package_name"] == "airflow-provider-aihc"]
+    assert ours["version"] == get_provider_info()["versions"][0]
+
+
+def test_a_connection_added_with_type_aihc_keeps_it(airflow_db):
+    _airflow(
+        "connections", "add", "aihc_cli_check", "--conn-type", "aihc",
+        "--conn-login", "AK", "--conn-password", "SK", "--conn-host", "aihc.bj.baidubce.com",
+        "--conn-extra", '{"resource_pool_id": "cce-1"}',
+    )  # fmt: skip
+    try:
+        [conn] = json.loads(_airflow("connections", "get", "aihc_cli_check", "--output", "json"))
+        assert conn["conn_type"] == "aihc"
+        assert conn["host"] == "aihc.bj.baidubce.com"
+    finally:
+        _airflow("connections", "delete", "aihc_cli_check")
+
+
+def test_the_hook_and_connection_type_are_registered():
+    info = get_provider_info()
+    [conn_type] = info["connection-types"]
+    assert conn_type["connection-type"] == "aihc"
+    assert conn_type["hook-class-name"] == "airflow_provider_aihc.hooks.aihc.AIHCHook"
+    assert set(conn_type["conn-fields"]) == {"region", "resource_pool_id", "security_token"}
+    assert conn_type["conn-fields"]["security_token"]["schema"]["format"] == "password"
+
+
+def test_the_connection_form_builds_on_airflow_2():
+    pytest.importorskip("flask_appbuilder", reason="Airflow 3 renders conn-fields instead")
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+    widgets = AIHCHook.get_connection_form_widgets()
+
+    assert set(widgets) == {"region", "resource_pool_id", "security_token"}
+    assert AIHCHook.get_ui_field_behaviour()["relabeling"]["login"] == "Access Key ID"
