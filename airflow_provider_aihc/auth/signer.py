@@ -16,8 +16,8 @@ The caller reads the clock once and passes ``timestamp``; the same value must be
 
 from __future__ import annotations
 
-import hashlib
 import hmac
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -49,6 +49,8 @@ DEFAULT_SIGNED_HEADERS = frozenset({"host", "content-length", "content-type", "c
 BCE_HEADER_PREFIX = "x-bce-"
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 _UNRESERVED = "-_.~"
+_SAFE = re.compile(r"[A-Za-z0-9._~-]*").fullmatch
+_SLASH_SAFE = re.compile(r"[A-Za-z0-9._~/-]*").fullmatch
 #: The spec excludes this query parameter from the canonical query string.
 _EXCLUDED_QUERY_KEY = "authorization"
 
@@ -78,6 +80,10 @@ class SignedRequest:
 
 def uri_encode(value: str, *, keep_slash: bool = False) -> str:
     """Percent-encode UTF-8 bytes, keeping only ``A-Z a-z 0-9 - . _ ~`` (and ``/`` if asked)."""
+    # Most names and ids need no escaping: answering those without ``quote`` is the cheap
+    # half of signing (``quote`` was over half of it).
+    if (_SLASH_SAFE if keep_slash else _SAFE)(value):
+        return value
     return quote(value, safe=_UNRESERVED + ("/" if keep_slash else ""))
 
 
@@ -223,4 +229,4 @@ def _pairs(items: Pairs | None) -> Iterable[tuple[str, object]]:
 
 
 def _hmac_hex(key: str, message: str) -> str:
-    return hmac.new(key.encode(), message.encode(), hashlib.sha256).hexdigest()
+    return hmac.digest(key.encode(), message.encode(), "sha256").hex()
