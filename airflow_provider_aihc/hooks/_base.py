@@ -296,8 +296,9 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def is_retryable(error: AIHCError) -> bool:
-    """Whether a failed attempt of a retryable endpoint may be sent again."""
-    if isinstance(error, AIHCTransportError):
+    """Whether a failed attempt of a retryable endpoint may be sent again: no answer, 429,
+    5xx, or a 2xx answer that is not AIHC's JSON (a gateway's page)."""
+    if isinstance(error, AIHCTransportError | AIHCResponseError):
         return True
     return isinstance(error, AIHCApiError) and error.status in RETRYABLE_STATUSES
 

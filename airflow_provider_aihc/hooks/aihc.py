@@ -487,7 +487,7 @@ def _request(
     path_args: Mapping[str, str],
 ) -> ApiRequest:
     """Build a call: safe path segments, and ``resourcePoolId`` for every job endpoint."""
-    path = endpoint.path.format(**{k: _segment(k, v) for k, v in path_args.items()})
+    path = endpoint.path.format(**{k: check_path_id(k, v) for k, v in path_args.items()})
     query = list(params)
     if endpoint.path.startswith("/api/v1/aijobs"):
         pool = _pool(config, resource_pool_id, conn_id)
@@ -497,8 +497,11 @@ def _request(
     return ApiRequest(endpoint=endpoint, path=path, params=tuple(query), body=body)
 
 
-def _segment(name: str, value: str) -> str:
-    """A path parameter, refused if it could escape its segment (``/``, ``.``, ``..``)."""
+def check_path_id(name: str, value: str) -> str:
+    """A path parameter, refused if it could escape its segment (``/``, ``.``, ``..``).
+
+    :raises AIHCConfigError: naming the parameter.
+    """
     text = str(value)
     if not text.strip() or "/" in text or "\\" in text or text in (".", ".."):
         raise AIHCConfigError(f"{name} must be a non-empty id without '/', got {value!r}")
@@ -512,7 +515,7 @@ def _pool(config: ConnectionConfig, resource_pool_id: str | None, conn_id: str) 
             "resource_pool_id is not set: pass resource_pool_id or set the extra "
             f"'resource_pool_id' of connection {conn_id!r}"
         )
-    return _segment("resource_pool_id", pool)
+    return check_path_id("resource_pool_id", pool)
 
 
 def _masked(config: ConnectionConfig) -> ConnectionConfig:

@@ -130,7 +130,13 @@ def _unique(what: str, names: Iterable[str]) -> None:
         raise ValueError(f"{what} must be unique; repeated: {', '.join(map(show, repeated))}")
 
 
-NonEmptyStr = Annotated[str, Field(min_length=1)]
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError(f"must not be empty or blank, got {show(value)}")
+    return value
+
+
+NonEmptyStr = Annotated[str, AfterValidator(_not_blank)]
 FlexibleStr = Annotated[str, BeforeValidator(stringify_scalar)]
 OptionalCount = Annotated[int | None, _optional(to_int), Field(ge=0, le=MAX_COUNT)]
 

@@ -141,7 +141,8 @@ class JobSubmitter:
         for lookup in range(LOOKUPS_AFTER_UNKNOWN):
             try:
                 jobs = self.own_jobs(request.queue)
-            except (AIHCTransportError, AIHCServerError, AIHCThrottledError) as err:
+            except (*OUTCOME_UNKNOWN, AIHCThrottledError) as err:
+                # No answer, 5xx, 429 or a garbled list tells nothing: look again.
                 self.log.warning("Looking for the job failed (%s)", err)
             else:
                 for job in jobs:

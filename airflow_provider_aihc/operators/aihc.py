@@ -6,6 +6,7 @@ StopJob, DeleteJob, and for waiting GetJobEvents and GetPodLogs.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -191,7 +192,8 @@ class AIHCCreateJobOperator(BaseOperator):
 
         :param default_name: the job name when neither ``name`` nor ``body`` gives one.
 
-        :raises AIHCValidationError: listing every bad field; nothing has been sent.
+        :raises AIHCValidationError: listing every bad field (job fields, ``poll_interval``
+            and ``timeout`` when waiting, an unusable ``aihc_conn_id``); nothing was sent.
         """
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
         from airflow_provider_aihc.models.build import build_create_request
@@ -206,10 +208,19 @@ class AIHCCreateJobOperator(BaseOperator):
             )
         except AIHCValidationError as err:
             errors.extend(err.errors)
+        if self.wait_for_completion:
+            # Checked now, not when the wait starts: by then the job exists and would be
+            # left running by the task's failure.
+            errors.extend(_wait_problems(self.poll_interval, self.timeout))
         try:
-            pool = self.hook.resource_pool(self.resource_pool_id or None)
+            self.hook.config  # noqa: B018 - reads the connection; names it when unusable
         except AIHCConfigError as err:
-            errors.append(("resourcePoolId (resource_pool_id)", str(err)))
+            errors.append(("aihc_conn_id", str(err)))
+        else:
+            try:
+                pool = self.hook.resource_pool(self.resource_pool_id or None)
+            except AIHCConfigError as err:
+                errors.append(("resourcePoolId (resource_pool_id)", str(err)))
         if errors or request is None:
             raise AIHCValidationError(errors)
         return request, pool
@@ -240,10 +251,20 @@ class AIHCCreateJobOperator(BaseOperator):
         return started + min(limits) if limits else None
 
     def _wait(self, context: Context, job_id: str, pool: str, deadline: float | None) -> str:
+        from airflow_provider_aihc.exceptions import AIHCError, AIHCResponseError
+        from airflow_provider_aihc.hooks._base import is_retryable
         from airflow_provider_aihc.watch import JobEvent, wait_for_job
 
         if self.deferrable:
-            job = self.hook.get_job(job_id, pool)
+            try:
+                job = self.hook.get_job(job_id, pool)
+            except AIHCError as err:
+                if not (is_retryable(err) or isinstance(err, AIHCResponseError)):
+                    raise
+                # The trigger waits through such errors; failing here would leave the job
+                # running unwatched when no retry is left.
+                self.log.warning("Could not check AIHC job %s (%s); deferring", job_id, err)
+                self._defer(job_id, pool, deadline)
             if not job.is_terminal:
                 self._defer(job_id, pool, deadline)
             return self._finish(JobEvent.from_job(self.hook, job))
@@ -251,7 +272,7 @@ class AIHCCreateJobOperator(BaseOperator):
             self.hook,
             job_id,
             pool,
-            poll_interval=self.poll_interval,
+            poll_interval=float(self.poll_interval),
             deadline=deadline,
             stop_on_timeout=self.cancel_on_kill,
             stream_logs=self.stream_logs,
@@ -296,6 +317,27 @@ class AIHCCreateJobOperator(BaseOperator):
             self.hook.stop_job(self.job_id, self._job_pool)
         except Exception:
             self.log.exception("Could not stop AIHC job %s; stop it by hand", self.job_id)
+
+
+def _wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:
+    """What is wrong with the waiting parameters, as ``(parameter, problem)`` pairs."""
+    problems = []
+    if not _seconds(poll_interval) > 0:  # NaN compares False
+        problems.append(("poll_interval", f"must be seconds > 0, got {poll_interval!r}"))
+    if timeout is not None and not _seconds(timeout) >= 0:
+        problems.append(("timeout", f"must be seconds >= 0 or None, got {timeout!r}"))
+    return problems
+
+
+def _seconds(value: Any) -> float:
+    """``value`` as a finite number of seconds, else NaN (a bool, ``inf``, ``"abc"``, ...)."""
+    if isinstance(value, bool):
+        return math.nan
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+    return seconds if math.isfinite(seconds) else math.nan
 
 
 class _JobActionOperator(BaseOperator):

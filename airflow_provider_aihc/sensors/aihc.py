@@ -110,6 +110,8 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         deferrable, it hands the wait to the triggerer after this first check."""
         from airflow_provider_aihc.watch import drive
 
+        if self._watch is None:
+            self._check_ids()
         if not self._link_stored:
             AIHCJobLink.persist(context, self.hook.config.base_url, self.job_id, self.job_pool)
             self._link_stored = True
@@ -122,6 +124,22 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         if self.reschedule and self.stream_logs:
             drive(watch.logs.tail_flow(watch.pod_names), self.hook)
         return PokeReturnValue(is_done=True, xcom_value=self._finish(event))
+
+    def _check_ids(self) -> None:
+        """Refuse a job id or pool that cannot be a path segment, before any request."""
+        from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
+        from airflow_provider_aihc.hooks.aihc import check_path_id
+
+        problems = []
+        for name, value in (("job_id", self.job_id), ("resource_pool_id", self.job_pool)):
+            if value is None and name == "resource_pool_id":
+                continue
+            try:
+                check_path_id(name, value)
+            except AIHCConfigError as err:
+                problems.append((name, str(err)))
+        if problems:
+            raise AIHCValidationError(problems)
 
     def _defer(self, log_state: dict[str, str]) -> None:
         from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
@@ -151,12 +169,14 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         return self._finish(job_event)
 
     def _finish(self, event: JobEvent) -> str:
-        from airflow_provider_aihc.exceptions import AIHCError
+        from airflow_provider_aihc.exceptions import AIHCJobFailedError, AIHCJobTimeoutError
         from airflow_provider_aihc.watch import complete
 
         try:
             return complete(event, self.log)
-        except AIHCError as err:
+        except (AIHCJobFailedError, AIHCJobTimeoutError) as err:
+            # soft_fail is about the job's outcome; a job that cannot be watched at all
+            # (deleted, a wrong id) is a mistake to fix, not a run to skip.
             if self.soft_fail or getattr(self, "never_fail", False):
                 raise AirflowSkipException(f"Skipping: {err}") from err
             raise

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from airflow_provider_aihc.exceptions import (
     AIHCError,
     AIHCJobTimeoutError,
-    AIHCResponseError,
     AIHCThrottledError,
 )
 from airflow_provider_aihc.hooks._base import is_retryable
@@ -169,7 +168,7 @@ class JobWatch:
         return delay
 
     def _check_failed(self, error: AIHCError) -> JobEvent | None:
-        if not _is_transient(error):
+        if not is_retryable(error):  # no answer, 5xx, 429, a garbled answer: poll again
             return JobEvent(
                 "error",
                 self.job_id,
@@ -225,11 +224,6 @@ class JobWatch:
             waited_seconds=waited,
             stopped=stopped,
         )
-
-
-def _is_transient(error: AIHCError) -> bool:
-    """No answer, 5xx, 429, or a garbled answer to a read: worth polling again."""
-    return is_retryable(error) or isinstance(error, AIHCResponseError)
 
 
 def first_poll_delay(job_id: str, poll_interval: float) -> float:

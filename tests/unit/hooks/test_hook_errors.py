@@ -152,10 +152,10 @@ def test_server_errors(
     _assert_names_key_and_request(raised.value)
 
 
-def test_html_200_is_a_response_error(hook: AIHCHook, aihc_emulator: EmulatorServer) -> None:
+def test_html_200_is_a_response_error(no_retries: AIHCHook, aihc_emulator: EmulatorServer) -> None:
     aihc_emulator.backend.add_fault(scenarios.malformed(operation="ListJobs"))
     with pytest.raises(AIHCResponseError) as raised:
-        hook.list_jobs()
+        no_retries.list_jobs()
     err = raised.value
     assert (err.status, err.code) == (200, "MalformedResponse")
     assert "<html>" in err.message
@@ -163,19 +163,35 @@ def test_html_200_is_a_response_error(hook: AIHCHook, aihc_emulator: EmulatorSer
     assert aihc_emulator.backend.count("ListJobs") == 1
 
 
+def test_a_gateway_page_instead_of_json_is_retried_for_reads_and_stop(
+    hook: AIHCHook, aihc_emulator: EmulatorServer, waits: Waits
+) -> None:
+    job_id = hook.create_job(job_body("garbled")).job_id
+    aihc_emulator.backend.add_fault(
+        scenarios.malformed(operation="GetJob"), scenarios.malformed(operation="StopJob")
+    )
+
+    assert hook.get_job(job_id).job_id == job_id
+    hook.stop_job(job_id)
+
+    assert aihc_emulator.backend.count("GetJob") == 2
+    assert aihc_emulator.backend.count("StopJob") == 2
+    assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
+
+
 @pytest.mark.parametrize(
     "payload",
     [{"requestId": "r-1", "result": None}, {"requestId": "r-1", "result": "text"}, ["a", "list"]],
 )
 def test_json_200_of_the_wrong_shape_is_a_response_error(
-    hook: AIHCHook,
+    no_retries: AIHCHook,
     aihc_emulator: EmulatorServer,
     monkeypatch: pytest.MonkeyPatch,
     payload: object,
 ) -> None:
     canned(monkeypatch, aihc_emulator, json_answer(200, payload))
     with pytest.raises(AIHCResponseError) as raised:
-        hook.get_job("pytorchjob-1")
+        no_retries.get_job("pytorchjob-1")
     assert raised.value.operation == "GetJob"
 
 
