@@ -1,0 +1,210 @@
+"""What the benchmarks share: an isolated Airflow home and the environment of child processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import queue
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+BENCH_DIR = Path(__file__).resolve().parent
+#: Bytecode of every module the children import, kept across runs outside the repository.
+#: Installed packages ship compiled; without this, ``PYTHONDONTWRITEBYTECODE`` (set in some
+#: sandboxes) makes every fresh process recompile our modules and the DAG file from source.
+PYCACHE_PREFIX = Path(tempfile.gettempdir()) / (
+    f"aihc-bench-pycache-{platform.python_implementation()}-{platform.python_version()}-"
+    f"{Path(sys.prefix).name}"
+)
+
+
+def airflow_env(home: str) -> dict[str, str]:
+    """An isolated Airflow home and quiet logs; set before anything imports Airflow."""
+    return {
+        "AIRFLOW_HOME": home,
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__UNIT_TEST_MODE": "False",
+        "AIRFLOW__LOGGING__LOGGING_LEVEL": "WARNING",
+    }
+
+
+def child_env(home: str, **extra: str) -> dict[str, str]:
+    """The environment of a measured child process: this one's, plus an isolated Airflow
+    home, the repository on ``sys.path``, and cached bytecode as an installed package has."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env.update(airflow_env(home))
+    # AIHC_BENCH_PYTHONPATH: a patched copy of the package to measure instead (experiments).
+    paths = [os.environ.get("AIHC_BENCH_PYTHONPATH"), str(REPO_ROOT), env.get("PYTHONPATH")]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
+    env["PYTHONPYCACHEPREFIX"] = str(PYCACHE_PREFIX)
+    env.update(extra)
+    return env
+
+
+# -- a standalone emulator and a small client for its API and control API ----------------------
+
+
+class Emulator:
+    """``python -m airflow_provider_aihc.emulator --port 0`` in its own process.
+
+    :param env: the child's environment (:func:`child_env`).
+    :param args: extra command-line arguments.
+    :param timeout: seconds to wait for the URL line.
+    """
+
+    def __init__(self, env: dict[str, str], *args: str, timeout: float = 60.0) -> None:
+        command = [sys.executable, "-m", "airflow_provider_aihc.emulator", "--port", "0", *args]
+        self.process = subprocess.Popen(
+            command,
+            cwd=REPO_ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        self.pid = self.process.pid
+        lines: queue.Queue[str] = queue.Queue()
+        assert self.process.stdout is not None
+        stdout = self.process.stdout
+        threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
+        try:
+            first = lines.get(timeout=timeout)
+        except queue.Empty:
+            self.stop()
+            raise RuntimeError(f"the emulator printed no URL within {timeout} s") from None
+        found = re.search(r"http://\S+", first)
+        if not found:
+            self.stop()
+            raise RuntimeError(f"unexpected first line from the emulator: {first!r}")
+        self.url = found.group(0)
+        self.port = int(self.url.rsplit(":", 1)[1])
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the emulator process so far (``/proc/<pid>/stat``)."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if it lingers."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+class EmulatorClient:
+    """Signed v1 calls and control calls with ``requests`` (keep-alive)."""
+
+    def __init__(
+        self,
+        url: str,
+        access_key_id: str = "aihc-emulator-ak",
+        secret_access_key: str = "aihc-emulator-sk",
+    ) -> None:
+        import requests
+
+        self.url = url
+        self.access_key_id = access_key_id
+        self.secret_access_key = secret_access_key
+        self.session = requests.Session()
+
+    def call(
+        self,
+        method: str,
+        path: str,
+        params: list[tuple[str, str]],
+        body: dict[str, Any] | None = None,
+    ) -> Any:
+        """A signed API call; returns the ``result`` of the envelope."""
+        from airflow_provider_aihc.auth.signer import (
+            format_timestamp,
+            provider_signed_headers,
+            sign,
+        )
+
+        now = time.time()
+        headers = {
+            "Host": self.url.split("://", 1)[1],
+            "Content-Type": "application/json",
+            "x-bce-date": format_timestamp(now),
+        }
+        signed = sign(
+            access_key_id=self.access_key_id,
+            secret_access_key=self.secret_access_key,
+            method=method,
+            path=path,
+            params=params,
+            headers=headers,
+            timestamp=now,
+            headers_to_sign=provider_signed_headers(headers),
+        )
+        headers["Authorization"] = signed.authorization
+        response = self.session.request(
+            method,
+            f"{self.url}{signed.canonical_uri}?{signed.canonical_query_string}",
+            data=None if body is None else json.dumps(body).encode(),
+            headers=headers,
+            timeout=30,
+        )
+        response.raise_for_status()
+        return response.json().get("result")
+
+    def create_job(self, pool: str, name: str, replicas: int = 1) -> str:
+        """A small PyTorch job; returns its id."""
+        body = {
+            "name": name,
+            "queue": "default",
+            "jobFramework": "PyTorchJob",
+            "jobSpec": {
+                "image": "registry.baidubce.com/aihc/pytorch:2.1",
+                "command": "python -m trainer",
+                "replicas": replicas,
+                "resources": [{"name": "baidu.com/a800_80g_cgpu", "quantity": 8}],
+            },
+        }
+        result = self.call("POST", "/api/v1/aijobs", [("resourcePoolId", pool)], body)
+        return str(result["jobId"])
+
+    def control(self, method: str, path: str, body: Any = None) -> Any:
+        """A call to the emulator's control API (``/_emulator/...``)."""
+        response = self.session.request(
+            method, f"{self.url}/_emulator/{path}", json=body, timeout=30
+        )
+        response.raise_for_status()
+        return response.json()
+
+    def request_counts(self) -> dict[str, int]:
+        """Requests per operation so far."""
+        return dict(self.control("GET", "state")["requests"])
+
+
+def tcp_connections_to(port: int) -> int:
+    """Established TCP connections (IPv4 and IPv6) whose remote port is ``port``: the
+    client ends of connections to a local server, read from ``/proc/net/tcp{,6}``."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            remote_port = int(parts[2].rsplit(":", 1)[1], 16)
+            if remote_port == port and parts[3] == "01":  # 01 = ESTABLISHED
+                count += 1
+    return count

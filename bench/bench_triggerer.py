@@ -1,0 +1,606 @@
+"""Triggerer scale: N ``AIHCJobTrigger`` s in one event loop against a standalone emulator.
+
+Usage::
+
+    python bench/bench_triggerer.py [--quick] [--triggers N] [--with-logs] [--profile FILE]
+
+Three processes, as in a deployment:
+
+* **the emulator**, ``python -m airflow_provider_aihc.emulator --port 0``. Jobs never move
+  on their own (one status lasts 10^9 s) but their logs grow by one line per second while
+  they run;
+* **the trigger process**, this script with ``--child``: it imports what a triggerer has
+  loaded (Airflow, our trigger, hook and models, httpx), notes its RSS, then runs one
+  asyncio event loop driving every trigger's ``run()`` to its first event, as the triggerer
+  does, plus a 10 ms ticker that measures its own lateness (event-loop lag) and a 1 s
+  sampler of CPU time (``time.process_time``) and RSS. The connection comes from
+  ``AIRFLOW_CONN_AIHC_DEFAULT`` (``aget_connection``). New TCP connections are counted by
+  wrapping ``BaseEventLoop.create_connection`` (httpx, through anyio, opens them there);
+* **the driver** (this script): creates N jobs through the API and sets them ``Running``
+  (control API), starts the trigger process, and at staggered moments (spread evenly over
+  60-120 s after the triggers start, in random order) sets each job ``Succeeded`` through
+  ``POST /_emulator/jobs/{id}/status``, noting the time just before the call: the delay
+  from then to the job's event is measured, never assumed. It also samples the emulator's
+  CPU (``/proc/<pid>/stat``) and the established connections to it (``/proc/net/tcp``).
+
+CPU is reported as the median over the poll cycles in which every trigger is alive (from
+one poll interval after the start, when every first poll has happened, to the first
+finish: five 10 s cycles in the full run), and over the whole run. HTTP requests are the
+emulator's own counters over the run.
+
+The baseline is the Databricks provider's ``DatabricksExecutionTrigger``, measured earlier
+on this machine by the same method (1,000 runs, 10 s poll); its figures are constants here.
+
+``--quick``: 50 triggers, 1 s poll, finishes 3-5 s after the start (about 20 s in all).
+``--with-logs`` repeats the run with ``stream_logs=True``. ``--profile FILE`` runs the
+trigger process under cProfile and writes its stats to FILE (CPU figures then include the
+profiler's overhead). ``--gc-freeze`` (a diagnostic) calls ``gc.freeze()`` in the trigger
+process after its imports, to tell garbage-collector pauses from the triggers' own work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import gc
+import json
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from _common import (
+    BENCH_DIR,
+    REPO_ROOT,
+    Emulator,
+    EmulatorClient,
+    child_env,
+    tcp_connections_to,
+)
+
+POOL = "cce-emulator0"
+MARK = "--bench-trigger--"
+
+#: DatabricksExecutionTrigger, 1,000 runs, 10 s poll, measured on this machine earlier.
+BASELINE = {
+    "cpu_percent": 7.0,
+    "cpu_per_cycle": 0.70,
+    "peak_rss_mb": 157.5,
+    "rss_per_trigger_kb": 35.7,
+    "connections": 1000,
+    "requests_per_job": 11.3,
+    "delay_median": 5.2,
+    "delay_p99": 10.0,
+    "lag_max": 0.40,
+}
+GOALS = {
+    "cpu_percent": 3.5,
+    "rss_per_trigger_kb": 10.0,
+    "connections": 20,
+    "lag_max": 0.050,
+    "requests_per_job_poll": 1.0,
+}
+
+
+@dataclass
+class Config:
+    """What the trigger process is told (as JSON in a file)."""
+
+    url: str
+    job_ids: list[str]
+    poll_interval: float
+    stream_logs: bool
+    profile: str | None
+    gc_freeze: bool = False
+
+
+# -- the trigger process ---------------------------------------------------------------------
+
+
+def read_status_kb(field: str) -> int:
+    """``VmRSS``/``VmHWM`` of this process in KiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def emit(kind: str, payload: Any) -> None:
+    sys.stdout.write(f"{MARK}{json.dumps({'kind': kind, 'data': payload})}\n")
+    sys.stdout.flush()
+
+
+def child_main(config_path: str) -> int:
+    config = Config(**json.loads(Path(config_path).read_text()))
+    # Everything a triggerer process has loaded before our triggers run.
+    import httpx  # noqa: F401
+
+    import airflow_provider_aihc.hooks.aihc
+    import airflow_provider_aihc.watch  # noqa: F401
+    from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
+    from airflow_provider_aihc.watch import JobWatch
+
+    polls = {"count": 0}
+    check = JobWatch.check
+
+    def counted_check(self: JobWatch) -> Any:  # one call = one poll
+        polls["count"] += 1
+        return check(self)
+
+    JobWatch.check = counted_check  # type: ignore[method-assign]
+
+    gc_pauses: list[tuple[float, int, float]] = []
+    gc_started = [0.0]
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            gc_started[0] = time.perf_counter()
+        else:
+            gc_pauses.append((time.time(), info["generation"], time.perf_counter() - gc_started[0]))
+
+    gc.callbacks.append(on_gc)
+    if config.gc_freeze:  # diagnostic: move the import-time heap out of the collector's way
+        gc.collect()
+        gc.freeze()
+
+    connections = {"opened": 0}
+    original = asyncio.base_events.BaseEventLoop.create_connection
+
+    async def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        connections["opened"] += 1
+        return await original(self, *args, **kwargs)
+
+    asyncio.base_events.BaseEventLoop.create_connection = counting  # type: ignore[method-assign]
+
+    async def run_all() -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        stop = asyncio.Event()
+        lags: list[float] = []
+        spikes: list[tuple[float, float]] = []
+        samples: list[tuple[float, float, int]] = []
+
+        async def ticker() -> None:
+            while not stop.is_set():
+                before = loop.time()
+                await asyncio.sleep(0.010)
+                lag = loop.time() - before - 0.010
+                lags.append(lag)
+                if lag > 0.020:
+                    spikes.append((time.time(), lag))
+
+        async def sampler() -> None:
+            while not stop.is_set():
+                samples.append((time.time(), time.process_time(), read_status_kb("VmRSS")))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 1.0)
+
+        rss_imports = read_status_kb("VmRSS")
+        tasks = [asyncio.create_task(ticker()), asyncio.create_task(sampler())]
+        await asyncio.sleep(2.0)  # the idle loop: ticker and sampler alone
+        idle = (samples[0], (time.time(), time.process_time(), read_status_kb("VmRSS")))
+        idle_lags = list(lags)
+        lags.clear()
+        triggers = [
+            AIHCJobTrigger(
+                job_id=job_id,
+                resource_pool_id=POOL,
+                poll_interval=config.poll_interval,
+                stream_logs=config.stream_logs,
+            )
+            for job_id in config.job_ids
+        ]
+        events: dict[str, tuple[float, str]] = {}
+
+        async def watch(trigger: AIHCJobTrigger) -> None:
+            async for event in trigger.run():
+                events[trigger.job_id] = (time.time(), event.payload["status"])
+                break
+
+        spikes.clear()
+        gc_pauses.clear()
+        start = time.time()
+        emit("start", {"start": start, "rss_imports_kb": rss_imports})
+        await asyncio.gather(*(watch(trigger) for trigger in triggers))
+        end = time.time()
+        samples.append((end, time.process_time(), read_status_kb("VmRSS")))
+        stop.set()
+        await asyncio.gather(*tasks)
+        lags_sorted = sorted(lags)
+        return {
+            "start": start,
+            "end": end,
+            "events": events,
+            "samples": samples,
+            "idle": idle,
+            "idle_lag_max": max(idle_lags, default=0.0),
+            "lag_p99": lags_sorted[int(0.99 * (len(lags_sorted) - 1))] if lags_sorted else 0.0,
+            "lag_max": lags_sorted[-1] if lags_sorted else 0.0,
+            "ticks": len(lags_sorted),
+            "rss_imports_kb": rss_imports,
+            "rss_peak_kb": read_status_kb("VmHWM"),
+            "connections_opened": connections["opened"],
+            "polls": polls["count"],
+            "spikes": sorted(spikes, key=lambda spike: -spike[1])[:10],
+            "gc_pauses": gc_pauses,
+        }
+
+    if config.profile:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        result = profiler.runcall(asyncio.run, run_all())
+        profiler.dump_stats(config.profile)
+    else:
+        result = asyncio.run(run_all())
+    emit("result", result)
+    return 0
+
+
+# -- the driver ------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """The figures of one run."""
+
+    triggers: int
+    poll: float
+    stream_logs: bool
+    cpu_percent: float
+    cpu_per_cycle: float
+    cpu_percent_all: float
+    cpu_cycles: list[float]
+    idle_cpu_percent: float
+    rss_imports_mb: float
+    peak_rss_mb: float
+    rss_per_trigger_kb: float
+    connections: int
+    peak_established: int
+    requests: dict[str, int]
+    requests_per_job: float
+    requests_per_job_poll: float
+    polls: int
+    gc_max: float
+    gc_full: int
+    spikes: list[tuple[float, float]]
+    delay_median: float
+    delay_p99: float
+    delay_max: float
+    lag_p99: float
+    lag_max: float
+    idle_lag_max: float
+    emulator_cpu_percent: float
+    events_ok: int
+    duration: float
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def cpu_between(samples: list[list[float]], t0: float, t1: float) -> float:
+    """Fraction of one core used between the samples nearest ``t0`` and ``t1``."""
+    first = min(samples, key=lambda s: abs(s[0] - t0))
+    last = min(samples, key=lambda s: abs(s[0] - t1))
+    if last[0] <= first[0]:
+        return 0.0
+    return (last[1] - first[1]) / (last[0] - first[0])
+
+
+class ChildOutput:
+    """Collects the trigger process's marked stdout lines in a thread (the pipe never fills)."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.messages: dict[str, Any] = {}
+        self.other_lines = 0
+        self.ready = threading.Event()
+        self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
+        self._thread.start()
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if line.startswith(MARK):
+                message = json.loads(line[len(MARK) :])
+                self.messages[message["kind"]] = message["data"]
+                if message["kind"] == "start":
+                    self.ready.set()
+            else:
+                self.other_lines += 1
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(timeout)
+
+
+def run_once(
+    home: str,
+    n: int,
+    poll: float,
+    finish: tuple[float, float],
+    stream_logs: bool,
+    profile: str | None,
+    gc_freeze: bool = False,
+) -> Run:
+    env = child_env(home)
+    emulator = Emulator(
+        env, "--seconds-per-status", "1e9", "--running-seconds", "1e9", "--log-level", "WARNING"
+    )
+    try:
+        client = EmulatorClient(emulator.url)
+        job_ids = [client.create_job(POOL, f"bench-trigger-{i}") for i in range(n)]
+        for job_id in job_ids:
+            client.control("POST", f"jobs/{job_id}/status", {"status": "Running"})
+        counts_before = client.request_counts()
+
+        config_path = Path(home) / "trigger-config.json"  # removed with the home
+        config = Config(emulator.url, job_ids, poll, stream_logs, profile, gc_freeze)
+        config_path.write_text(json.dumps(asdict(config)))
+        conn = {
+            "conn_type": "aihc",
+            "login": client.access_key_id,
+            "password": client.secret_access_key,
+            "host": emulator.url,
+            "extra": {"resource_pool_id": POOL},
+        }
+        child_env_ = child_env(
+            home,
+            AIRFLOW_CONN_AIHC_DEFAULT=json.dumps(conn),
+            AIRFLOW__LOGGING__LOGGING_LEVEL="INFO",
+        )
+        with tempfile.TemporaryFile("w+") as stderr:
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(BENCH_DIR / "bench_triggerer.py"),
+                    "--child",
+                    str(config_path),
+                ],
+                cwd=REPO_ROOT,
+                env=child_env_,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                text=True,
+            )
+            output = ChildOutput(process)
+            try:
+                if not output.ready.wait(120):
+                    stderr.seek(0)
+                    raise RuntimeError(f"trigger process did not start:\n{stderr.read()[-3000:]}")
+                start = output.messages["start"]["start"]
+                flips, peak, emu_cpu = drive_flips(client, emulator, job_ids, start, finish)
+                process.wait(timeout=finish[1] + 10 * poll + 120)
+                output.join(30)
+            finally:
+                if process.poll() is None:
+                    process.kill()
+                    process.wait(10)
+            if process.returncode != 0 or "result" not in output.messages:
+                stderr.seek(0)
+                raise RuntimeError(f"trigger process failed:\n{stderr.read()[-3000:]}")
+        counts_after = client.request_counts()
+        emu_cpu_end = emulator.cpu_seconds()
+    finally:
+        emulator.stop()
+    result = output.messages["result"]
+    return summarize(
+        result, flips, counts_before, counts_after, peak, emu_cpu, emu_cpu_end, n, poll,
+        finish, stream_logs,
+    )  # fmt: skip
+
+
+def drive_flips(
+    client: EmulatorClient,
+    emulator: Emulator,
+    job_ids: list[str],
+    start: float,
+    finish: tuple[float, float],
+) -> tuple[dict[str, float], int, tuple[float, float]]:
+    """Set each job ``Succeeded`` at its moment; sample connections once a second.
+
+    Returns the flip times, the peak of established connections, and the emulator's CPU
+    seconds and time at the start.
+    """
+    n = len(job_ids)
+    offsets = [finish[0] + (finish[1] - finish[0]) * i / max(1, n - 1) for i in range(n)]
+    random.Random(7).shuffle(offsets)
+    plan = sorted(zip(offsets, job_ids, strict=True))
+    emu_start = (time.time(), emulator.cpu_seconds())
+    flips: dict[str, float] = {}
+    peak = 0
+    next_sample = time.time()
+    for offset, job_id in plan:
+        due = start + offset
+        while True:
+            now = time.time()
+            if now >= next_sample:
+                peak = max(peak, tcp_connections_to(emulator.port))
+                next_sample = now + 1.0
+            if now >= due:
+                break
+            time.sleep(max(0.0, min(due, next_sample) - now))
+        flips[job_id] = time.time()
+        client.control("POST", f"jobs/{job_id}/status", {"status": "Succeeded"})
+    return flips, peak, emu_start
+
+
+def summarize(
+    result: dict[str, Any],
+    flips: dict[str, float],
+    before: dict[str, int],
+    after: dict[str, int],
+    peak: int,
+    emu_start: tuple[float, float],
+    emu_cpu_end: float,
+    n: int,
+    poll: float,
+    finish: tuple[float, float],
+    stream_logs: bool,
+) -> Run:
+    start, end = result["start"], result["end"]
+    samples = result["samples"]
+    # Steady: every poll cycle in which all triggers are alive; the median cycle.
+    cycles = [
+        cpu_between(samples, t, t + poll)
+        for t in (start + poll * k for k in range(1, int(finish[0] // poll)))
+        if t + poll <= start + finish[0]
+    ] or [cpu_between(samples, start, start + finish[0])]
+    steady = statistics.median(cycles)
+    whole = cpu_between(samples, start, end)
+    (t0, c0, _), (t1, c1, _) = result["idle"]
+    idle = (c1 - c0) / (t1 - t0)
+    events = result["events"]
+    delays = [events[job][0] - flips[job] for job in flips if job in events]
+    requests = {op: after.get(op, 0) - before.get(op, 0) for op in after}
+    requests = {op: count for op, count in requests.items() if count}
+    trigger_requests = sum(requests.values())
+    pauses = [p for p in result["gc_pauses"] if p[0] >= start]
+    rss_imports = result["rss_imports_kb"]
+    peak_rss = result["rss_peak_kb"]
+    return Run(
+        triggers=n,
+        poll=poll,
+        stream_logs=stream_logs,
+        cpu_percent=100 * steady,
+        cpu_per_cycle=steady * poll,
+        cpu_percent_all=100 * whole,
+        cpu_cycles=[100 * c for c in cycles],
+        idle_cpu_percent=100 * idle,
+        rss_imports_mb=rss_imports / 1024,
+        peak_rss_mb=peak_rss / 1024,
+        rss_per_trigger_kb=(peak_rss - rss_imports) / n,
+        connections=result["connections_opened"],
+        peak_established=peak,
+        requests=requests,
+        requests_per_job=trigger_requests / n,
+        requests_per_job_poll=trigger_requests / result["polls"] if result["polls"] else 0.0,
+        polls=result["polls"],
+        gc_max=max((p[2] for p in pauses), default=0.0),
+        gc_full=sum(1 for p in pauses if p[1] == 2),
+        spikes=[(at - start, lag) for at, lag in result["spikes"]],
+        delay_median=statistics.median(delays),
+        delay_p99=percentile(delays, 0.99),
+        delay_max=max(delays),
+        lag_p99=result["lag_p99"],
+        lag_max=result["lag_max"],
+        idle_lag_max=result["idle_lag_max"],
+        emulator_cpu_percent=100 * (emu_cpu_end - emu_start[1]) / (end - emu_start[0]),
+        events_ok=sum(1 for _, status in events.values() if status == "success"),
+        duration=end - start,
+    )
+
+
+def report(run: Run, with_baseline: bool) -> list[str]:
+    """The table of one run, beside the Databricks baseline when comparable."""
+    b = BASELINE
+    rows = [
+        ("CPU, % of one core (steady)", f"{run.cpu_percent:.2f}%", f"{b['cpu_percent']}%",
+         run.cpu_percent / b["cpu_percent"], f"<= {GOALS['cpu_percent']}%",
+         run.cpu_percent <= GOALS["cpu_percent"]),
+        ("CPU-s per poll cycle", f"{run.cpu_per_cycle:.3f}", f"{b['cpu_per_cycle']}",
+         run.cpu_per_cycle / b["cpu_per_cycle"], "", None),
+        ("Peak RSS (MB)", f"{run.peak_rss_mb:.1f}", f"{b['peak_rss_mb']}",
+         run.peak_rss_mb / b["peak_rss_mb"], "", None),
+        ("RSS per trigger (KB)", f"{run.rss_per_trigger_kb:.1f}", f"{b['rss_per_trigger_kb']}",
+         run.rss_per_trigger_kb / b["rss_per_trigger_kb"],
+         f"<= {GOALS['rss_per_trigger_kb']:.0f} KB",
+         run.rss_per_trigger_kb <= GOALS["rss_per_trigger_kb"]),
+        ("TCP connections opened", f"{run.connections}", f"{b['connections']}",
+         run.connections / b["connections"], f"<= {GOALS['connections']}",
+         run.connections <= GOALS["connections"]),
+        ("HTTP requests per job", f"{run.requests_per_job:.1f}", f"{b['requests_per_job']}",
+         run.requests_per_job / b["requests_per_job"], "", None),
+        ("HTTP requests per job per poll", f"{run.requests_per_job_poll:.2f}", "",
+         None, f"<= {GOALS['requests_per_job_poll']:.0f}",
+         run.requests_per_job_poll <= GOALS["requests_per_job_poll"] + 1e-9),
+        ("Event delay, median (s)", f"{run.delay_median:.2f}", f"{b['delay_median']}",
+         run.delay_median / b["delay_median"], "", None),
+        ("Event delay, p99 (s)", f"{run.delay_p99:.2f}", f"{b['delay_p99']}",
+         run.delay_p99 / b["delay_p99"], f"<= {run.poll + 0.5:g}",
+         run.delay_p99 <= run.poll + 0.5),
+        ("Event-loop lag, p99 (ms)", f"{run.lag_p99 * 1e3:.1f}", "", None, "", None),
+        ("Event-loop lag, max (ms)", f"{run.lag_max * 1e3:.1f}", f"{b['lag_max'] * 1e3:.0f}",
+         run.lag_max / b["lag_max"], f"<= {GOALS['lag_max'] * 1e3:.0f}",
+         run.lag_max <= GOALS["lag_max"]),
+    ]  # fmt: skip
+    lines = ["| Metric | AIHCJobTrigger | Databricks | ours/Databricks | goal | met |"]
+    lines.append("|---|---:|---:|---:|---|---|")
+    for name, ours, theirs, ratio, goal, met in rows:
+        if not with_baseline:
+            theirs, ratio = "", None
+        ratio_text = f"{ratio:.2f}x" if ratio is not None else ""
+        met_text = "" if met is None else ("yes" if met else "**no**")
+        lines.append(f"| {name} | {ours} | {theirs} | {ratio_text} | {goal} | {met_text} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="50 triggers, short times")
+    parser.add_argument("--triggers", type=int, default=None, help="default 1000")
+    parser.add_argument("--poll", type=float, default=None, help="poll interval, s (10)")
+    parser.add_argument(
+        "--finish", type=float, nargs=2, default=None, help="finish window, s (60 120)"
+    )
+    parser.add_argument("--with-logs", action="store_true", help="also run stream_logs=True")
+    parser.add_argument("--profile", default=None, help="cProfile the trigger process")
+    parser.add_argument(
+        "--gc-freeze", action="store_true", help="diagnostic: gc.freeze() after imports"
+    )
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        return child_main(args.child)
+
+    n = args.triggers or (50 if args.quick else 1000)
+    poll = args.poll or (1.0 if args.quick else 10.0)
+    finish = tuple(args.finish or ((3.0, 5.0) if args.quick else (60.0, 120.0)))
+    import airflow
+
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix="aihc-bench-triggerer-") as home:
+        modes = [False, True] if args.with_logs else [False]
+        for stream_logs in modes:
+            runs.append(run_once(home, n, poll, finish, stream_logs, args.profile, args.gc_freeze))
+
+    comparable = n == 1000 and poll == 10.0
+    print(
+        f"Airflow {airflow.__version__}, Python {platform.python_version()} on "
+        f"{platform.machine()}, {os.cpu_count()} CPUs; {n} triggers, {poll:g} s poll, jobs "
+        f"finishing {finish[0]:g}-{finish[1]:g} s after the start"
+    )
+    failed = 0
+    for run in runs:
+        print(f"\n### stream_logs={run.stream_logs}\n")
+        print("\n".join(report(run, comparable and not run.stream_logs)))
+        print(
+            f"\nEvents: {run.events_ok}/{run.triggers} success in {run.duration:.0f} s. "
+            f"Requests: {', '.join(f'{op} {count}' for op, count in sorted(run.requests.items()))}."
+        )
+        print(
+            f"CPU per steady poll cycle: {', '.join(f'{c:.1f}%' for c in run.cpu_cycles)} "
+            f"(median above); over the whole run {run.cpu_percent_all:.2f}%; the idle loop "
+            f"(ticker + sampler alone) {run.idle_cpu_percent:.2f}%. RSS after imports "
+            f"{run.rss_imports_mb:.1f} MB. Established connections, peak: "
+            f"{run.peak_established}. Event delay max {run.delay_max:.2f} s. Emulator "
+            f"process: {run.emulator_cpu_percent:.1f}% of a core. Polls: {run.polls}. GC: "
+            f"{run.gc_full} full collections, longest pause {run.gc_max * 1e3:.0f} ms."
+        )
+        spikes = ", ".join(f"{lag * 1e3:.0f} ms at +{at:.1f} s" for at, lag in run.spikes[:5])
+        print(f"Largest event-loop stalls: {spikes or '-'}.")
+        failed += run.triggers - run.events_ok
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Every benchmark runs in ``--quick`` mode, so that none of them can rot unnoticed.
+
+The figures are not checked (they depend on the machine); the run must succeed and print
+its table and its verdict.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
+
+
+def run_quick(name: str, timeout: float) -> str:
+    done = subprocess.run(
+        [sys.executable, str(BENCH_DIR / f"{name}.py"), "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=BENCH_DIR.parent,
+    )
+    assert done.returncode == 0, f"{name} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def test_signing() -> None:
+    out = run_quick("bench_signing", 60)
+    assert "Authorization identical on all requests." in out
+    assert "Goal ours/SDK >= 2x" in out
+
+
+def test_parse() -> None:
+    out = run_quick("bench_parse", 120)
+    assert "| ours/EmptyOperator |" in out
+    assert "our hook / our models imported: none" in out
+    assert "Goal wall time within 1.5x of EmptyOperator" in out
+
+
+def test_submit() -> None:
+    out = run_quick("bench_submit", 120)
+    assert "| bare signed `requests.post` (baseline) |" in out
+    assert "ListJobs requests per execute" in out
+    assert "Goal execute() within 1.2x" in out
+
+
+def test_triggerer() -> None:
+    out = run_quick("bench_triggerer", 150)
+    assert "Events: 50/50 success" in out
+    assert "| TCP connections opened |" in out
+
+
+def test_run_all_runs_every_benchmark() -> None:
+    sys.path.insert(0, str(BENCH_DIR))
+    try:
+        import run_all
+    finally:
+        sys.path.remove(str(BENCH_DIR))
+    scripts = {path.stem for path in BENCH_DIR.glob("bench_*.py")}
+    assert set(run_all.SCRIPTS) == scripts
+    assert set(run_all.TIMEOUTS) == scripts
