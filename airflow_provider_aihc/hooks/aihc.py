@@ -13,6 +13,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -170,13 +171,19 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         order_by: str | None = None,
         order: str | None = None,
         queue_id: str | None = None,
+        created_after: datetime | None = None,
     ) -> list[JobInfo]:
         """Every job in the pool (all pages), newest first unless ``order`` says otherwise.
 
         :param queue: only jobs of this queue (empty or ``all``: every queue).
         :param order_by: ``createdAt`` or ``finishedAt``.
         :param order: ``asc`` or ``desc``.
+        :param created_after: only jobs created at or after this aware datetime; paging
+            (newest first by ``createdAt``) stops at the first older job, so a pool's long
+            history is not read page by page.
         """
+        if created_after is not None:
+            order_by, order = "createdAt", "desc"
         jobs: dict[str, JobInfo] = {}
         received = 0
         for page_no in range(1, LIST_MAX_PAGES + 1):
@@ -186,10 +193,14 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
             )
             # A job created between two pages shifts the others down one place: the
             # same job then arrives on both pages; keep its first sighting.
+            older = False
             for job in page.jobs:
+                if created_after and job.created_at and job.created_at < created_after:
+                    older = True
+                    continue
                 jobs.setdefault(job.job_id, job)
             received += len(page.jobs)
-            if not page.jobs or received >= page.total:
+            if older or not page.jobs or received >= page.total:
                 break
         return list(jobs.values())
 

@@ -10,6 +10,7 @@ import hashlib
 import re
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 #: The label that identifies the task instance exactly; the others are for people.
@@ -24,6 +25,7 @@ IDENTITY_LABELS = frozenset(
 )
 
 NAME_MAX_LENGTH = 50
+CLOCK_SKEW_MARGIN = timedelta(hours=6)
 LABEL_VALUE_MAX_LENGTH = 63
 _NAMESPACE = uuid.UUID("6f1d1c52-7a43-4c1e-9d55-3f0f0c2b9a11")
 
@@ -37,17 +39,24 @@ class TaskIdentity:
     run_id: str
     map_index: int = -1
     try_number: int = 1
+    #: No job of this task instance is older: its DAG run's start, less a margin for
+    #: clock skew between Airflow and AIHC. ``None``: read the pool's whole history.
+    created_after: datetime | None = None
 
     @classmethod
     def from_context(cls, context: Any) -> TaskIdentity:
         """Read the identity from an Airflow task context."""
         ti = context["ti"]
+        run_start = getattr(context.get("dag_run"), "start_date", None)
         return cls(
             dag_id=ti.dag_id,
             task_id=ti.task_id,
             run_id=ti.run_id,
             map_index=int(getattr(ti, "map_index", -1) if ti.map_index is not None else -1),
             try_number=int(getattr(ti, "try_number", 1) or 1),
+            created_after=run_start - CLOCK_SKEW_MARGIN
+            if isinstance(run_start, datetime)
+            else None,
         )
 
     @property

@@ -92,8 +92,10 @@ class JobSubmitter:
         return self._create(self._stamp(request, generation=len(own)), generation=len(own))
 
     def own_jobs(self, queue: str | None) -> list[JobInfo]:
-        """This task instance's jobs in the pool, newest first."""
-        jobs = self.hook.list_jobs(self.pool, queue=queue or None)
+        """This task instance's jobs in the pool, newest first (none predate its run)."""
+        jobs = self.hook.list_jobs(
+            self.pool, queue=queue or None, created_after=self.identity.created_after
+        )
         own = [job for job in jobs if job.labels_dict.get(TI_LABEL) == self.identity.key]
         return sorted(
             own, key=lambda job: job.created_at.timestamp() if job.created_at else 0.0, reverse=True

@@ -349,3 +349,20 @@ def test_test_connection_is_one_cheap_call(
     assert aihc_emulator.url in message
     assert len(sent) == 1
     assert _query(sent[0])["pageSize"] == ["1"]
+
+
+def test_list_created_after_stops_paging_at_the_first_older_job(
+    hook: AIHCHook, aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    monkeypatch.setattr(aihc, "LIST_PAGE_SIZE", 3)
+    created = [hook.create_job(job_body(f"history-{i}")).job_id for i in range(10)]
+    before = aihc_emulator.backend.count("ListJobs")
+
+    future = hook.list_jobs(created_after=datetime.now(UTC) + timedelta(hours=1))
+    assert future == []
+    assert aihc_emulator.backend.count("ListJobs") - before == 1  # one page, then stop
+
+    past = hook.list_jobs(created_after=datetime.now(UTC) - timedelta(hours=1))
+    assert [job.job_id for job in past] == created[::-1]
