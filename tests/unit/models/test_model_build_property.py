@@ -143,11 +143,14 @@ def _or_text(strategy: st.SearchStrategy[Any], render: Any = json.dumps) -> Any:
 
 FINITE = st.one_of(st.integers(0, 10**6), st.floats(0, 1e6, allow_nan=False))
 TEXT_VALUES = st.one_of(st.text(max_size=10), st.integers(), st.booleans(), FINITE)
-KEYS = st.text(min_size=1, max_size=10).filter(lambda key: key not in {"name", "key"})
+#: Names, keys, queues and types must not be blank (whitespace only).
+KEYS = st.text(min_size=1, max_size=10).filter(
+    lambda key: key.strip() and key not in {"name", "key"}
+)
 BOOLS = st.one_of(st.booleans(), st.sampled_from(["true", "False", "1", "0", "yes", "off"]))
 VALID: dict[str, st.SearchStrategy[Any]] = {
     "name": st.from_regex(r"[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?", fullmatch=True),
-    "job_queue": st.text(min_size=1, max_size=10),
+    "job_queue": st.text(min_size=1, max_size=10).filter(str.strip),
     "replicas": _or_text(st.integers(1, 64), str),
     "job_resources": _or_text(st.dictionaries(KEYS, _or_text(FINITE, str), max_size=3)),
     "envs": _or_text(st.dictionaries(KEYS, TEXT_VALUES, max_size=3)),
@@ -158,7 +161,7 @@ VALID: dict[str, st.SearchStrategy[Any]] = {
         st.lists(
             st.fixed_dictionaries(
                 {
-                    "type": st.text(min_size=1, max_size=5),
+                    "type": st.text(min_size=1, max_size=5).filter(str.strip),
                     "mountPath": st.text(max_size=10).map(lambda path: "/" + path),
                 },
                 optional={"name": st.text(max_size=5), "sourcePath": st.text(max_size=5)},
