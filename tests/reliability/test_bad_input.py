@@ -22,6 +22,7 @@ import math
 from typing import Any
 
 import pytest
+from aihc_strategies import ANYTHING, JSONISH, PLAUSIBLE_JOB_PARAMETERS, SCALARS
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from rel_support import (
@@ -57,48 +58,13 @@ BASE = settings(
     ],
 )
 
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12))
-JSONISH = st.recursive(
-    SCALARS,
-    lambda children: st.one_of(
-        st.lists(children, max_size=3),
-        st.dictionaries(st.text(max_size=8), children, max_size=3),
-    ),
-    max_leaves=8,
-)
-TEXTS = st.one_of(
-    JSONISH.map(json.dumps),
-    st.text(max_size=20),
-    st.sampled_from(["", " ", "None", "null", "true", "8", "-1", "1.5", "[", "{'A': 1"]),
-)
-ANYTHING = st.one_of(JSONISH, TEXTS)
-NUMBERS = st.one_of(st.integers(-2, 16), st.floats(-1, 16), st.sampled_from(["8", "1.5", "x"]))
 SECONDS = st.sampled_from([0, -1, "abc", "0.005", math.nan, math.inf, True, None, -0.5])
 
 #: Plausible values per operator parameter (some valid, some not).
 PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
-    "name": st.from_regex(r"[a-z0-9-]{0,12}", fullmatch=True),
+    **PLAUSIBLE_JOB_PARAMETERS,
     "image": st.sampled_from(["busybox", ""]),
     "command": st.sampled_from(["true", "python train.py", ""]),
-    "job_queue": st.sampled_from(["default", "", "q1"]),
-    "replicas": NUMBERS,
-    "job_resources": st.dictionaries(
-        st.sampled_from(["cpu", "memory", "baidu.com/a800_80g_cgpu"]), NUMBERS, max_size=3
-    ),
-    "envs": st.dictionaries(st.text(max_size=6), SCALARS, max_size=3),
-    "priority": st.sampled_from(["high", "normal", "low", "urgent"]),
-    "job_framework": st.sampled_from(["PyTorchJob", "MPIJob", "TFJob"]),
-    "enable_rdma": st.one_of(st.booleans(), st.sampled_from(["true", "0", "maybe"])),
-    "datasources": st.lists(
-        st.fixed_dictionaries(
-            {"type": st.sampled_from(["pfs", ""]), "mount_path": st.sampled_from(["/m", "m"])}
-        ),
-        max_size=2,
-    ),
-    "labels": st.dictionaries(st.text(max_size=6), SCALARS, max_size=3),
-    "fault_tolerance": st.booleans(),
-    "fault_tolerance_config": st.fixed_dictionaries({"faultToleranceLimit": NUMBERS}),
-    "enable_bccl": st.booleans(),
     "resource_pool_id": st.one_of(
         st.just(POOL), st.sampled_from(["a/b", "..", " ", "", "pool-unknown"]), st.text(max_size=6)
     ),
