@@ -45,7 +45,7 @@ from airflow_provider_aihc.emulator.server import EmulatorServer  # noqa: E402
 
 EVENTS_ENV = "AIHC_REL_EVENTS"
 #: A case that takes longer than this is abandoned (the whole driver exits).
-CASE_LIMIT_SECONDS = 120.0
+CASE_LIMIT_SECONDS = 300.0
 WATCH_LIMIT_SECONDS = 30.0
 
 
