@@ -91,10 +91,16 @@ class ApiRequest:
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """What one attempt puts on the wire: the URL as signed and the headers."""
+    """What one attempt puts on the wire: the path and query as signed, and the headers."""
 
-    url: str
+    base_url: str
+    target: str
     headers: dict[str, str]
+
+    @property
+    def url(self) -> str:
+        """The whole URL."""
+        return self.base_url + self.target
 
 
 @dataclass(frozen=True)
@@ -225,7 +231,7 @@ def prepare(config: ConnectionConfig, request: ApiRequest, now: float) -> Attemp
     query = f"?{signed.canonical_query_string}" if signed.canonical_query_string else ""
     headers["Authorization"] = signed.authorization
     headers["User-Agent"] = USER_AGENT
-    return Attempt(url=f"{config.base_url}{signed.canonical_uri}{query}", headers=headers)
+    return Attempt(config.base_url, f"{signed.canonical_uri}{query}", headers)
 
 
 def unwrap(operation: str, status: int, body: bytes, headers: Mapping[str, str]) -> Any:

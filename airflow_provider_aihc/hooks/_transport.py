@@ -1,4 +1,4 @@
-"""The two senders: ``requests`` for workers, a shared ``httpx.AsyncClient`` for triggers.
+"""The two senders: ``requests`` for workers, a shared keep-alive pool for triggers.
 
 Both run the same loop: sign the attempt afresh (:func:`prepare`), send, decode or map the
 error, and ask :func:`next_delay` whether and when to try again.  Only the I/O differs.
@@ -11,9 +11,11 @@ import logging
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from airflow_provider_aihc.exceptions import AIHCError, AIHCTransportError
+from airflow_provider_aihc.hooks._aio import ConnectionPool, Response
 from airflow_provider_aihc.hooks._base import (
     ApiRequest,
     ConnectionConfig,
@@ -25,7 +27,6 @@ from airflow_provider_aihc.hooks._base import (
 )
 
 if TYPE_CHECKING:
-    import httpx
     import requests
 
 log = logging.getLogger(__name__)
@@ -105,31 +106,28 @@ def send(
 
 
 async def asend(
-    client: httpx.AsyncClient,
+    client: AsyncClient,
     config: ConnectionConfig,
     request: ApiRequest,
     *,
     clock: Clock = time.time,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
 ) -> Any:
-    """Send ``request`` with ``httpx``, retrying what may be retried."""
-    import httpx
-
+    """Send ``request`` with the loop's shared client, retrying what may be retried."""
     attempt = 0
     while True:
         signed = prepare(config, request, clock())
         try:
             try:
-                async with _gate(client):
-                    response = await client.request(
-                        request.endpoint.method,
-                        signed.url,
-                        content=request.body,
-                        headers=signed.headers,
-                    )
-            except httpx.HTTPError as err:
+                response = await client.request(
+                    request.endpoint.method,
+                    signed.target,
+                    signed.headers,
+                    request.body,
+                )
+            except client.errors as err:
                 raise AIHCTransportError(request.endpoint.operation, _describe(err)) from err
-            return decode(config, request, response.status_code, response.content, response.headers)
+            return decode(config, request, response.status, response.body, response.headers)
         except AIHCError as err:
             delay = next_delay(request, err, attempt, config.max_retries)
             if delay is None:
@@ -138,55 +136,112 @@ async def asend(
         attempt += 1
 
 
-_CLIENTS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Any]] = (
-    weakref.WeakKeyDictionary()
-)
+class AsyncClient(Protocol):
+    """What :func:`asend` needs of a client: one request, its whole answer."""
+
+    #: The exceptions that mean "no usable answer" (mapped to ``AIHCTransportError``).
+    errors: tuple[type[Exception], ...]
+
+    @property
+    def is_closed(self) -> bool: ...
+
+    async def request(
+        self,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+    ) -> Response: ...
+
+    async def aclose(self) -> None: ...
 
 
-def shared_async_client(config: ConnectionConfig) -> httpx.AsyncClient:
-    """One pooled client per endpoint and event loop, shared by every trigger in the process.
+class _HttpxClient:
+    """httpx, for an endpoint reached through a proxy (``HTTPS_PROXY`` and friends)."""
 
-    Triggers come and go; the pool stays, so a thousand watched jobs use a handful of
-    keep-alive connections rather than one each.
-    """
-    import httpx
+    def __init__(self, config: ConnectionConfig) -> None:
+        import httpx
 
-    _quiet_httpx()
-    loop = asyncio.get_running_loop()
-    key = (config.base_url, config.timeout, config.connect_timeout)
-    clients = _CLIENTS.setdefault(loop, {})
-    client = clients.get(key)
-    if client is None or client.is_closed:
-        client = httpx.AsyncClient(
+        _quiet_httpx()
+        self.base_url = config.base_url
+        self.errors: tuple[type[Exception], ...] = (httpx.HTTPError,)
+        self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout, pool=None),
             limits=httpx.Limits(
                 max_connections=ASYNC_MAX_CONNECTIONS,
                 max_keepalive_connections=ASYNC_MAX_CONNECTIONS,
-                # Longer than any sensible poll interval: with httpx's 5 s default, idle
-                # connections closed between 10 s polls and were opened again.
                 keepalive_expiry=KEEPALIVE_SECONDS,
             ),
             follow_redirects=False,
             trust_env=True,
         )
+        # httpcore reassigns every waiting request at each step, so a thousand triggers
+        # polling at once cost it quadratic CPU: queue them here instead.
+        self._gate = asyncio.Semaphore(ASYNC_MAX_CONNECTIONS)
+
+    @property
+    def is_closed(self) -> bool:
+        return self._client.is_closed
+
+    async def request(
+        self,
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+    ) -> Response:
+        async with self._gate:
+            answer = await self._client.request(
+                method, self.base_url + target, content=body, headers=headers
+            )
+        return Response(answer.status_code, dict(answer.headers), answer.content)
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+_CLIENTS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[Any, ...], AsyncClient]
+] = weakref.WeakKeyDictionary()
+
+
+def shared_async_client(config: ConnectionConfig) -> AsyncClient:
+    """One pooled client per endpoint and event loop, shared by every trigger in the process.
+
+    Triggers come and go; the pool stays, so a thousand watched jobs use a handful of
+    keep-alive connections rather than one each.  An endpoint that the environment sends
+    through a proxy gets httpx (which speaks to proxies); every other one gets
+    :class:`~airflow_provider_aihc.hooks._aio.ConnectionPool`.
+    """
+    loop = asyncio.get_running_loop()
+    key = (config.base_url, config.timeout, config.connect_timeout)
+    clients = _CLIENTS.setdefault(loop, {})
+    client = clients.get(key)
+    if client is None or client.is_closed:
+        if uses_proxy(config.base_url):
+            client = _HttpxClient(config)
+        else:
+            client = ConnectionPool(
+                config.base_url,
+                max_connections=ASYNC_MAX_CONNECTIONS,
+                keepalive=KEEPALIVE_SECONDS,
+                connect_timeout=config.connect_timeout,
+                timeout=config.timeout,
+            )
         clients[key] = client
     return client
 
 
-_GATES: weakref.WeakKeyDictionary[Any, asyncio.Semaphore] = weakref.WeakKeyDictionary()
+def uses_proxy(base_url: str) -> bool:
+    """Whether the environment (``HTTP(S)_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) sends
+    requests to ``base_url`` through a proxy."""
+    import urllib.request
 
-
-def _gate(client: httpx.AsyncClient) -> asyncio.Semaphore:
-    """At most as many requests inside the client as it has connections.
-
-    httpcore reassigns waiting requests to connections in a loop over every waiter, so
-    a thousand triggers polling at once cost it quadratic CPU; queueing them here instead
-    cut a triggerer's CPU by about a third in ``bench/bench_triggerer.py``.
-    """
-    gate = _GATES.get(client)
-    if gate is None:
-        gate = _GATES[client] = asyncio.Semaphore(ASYNC_MAX_CONNECTIONS)
-    return gate
+    parts = urlsplit(base_url)
+    proxies = urllib.request.getproxies_environment()
+    if not (proxies.get(parts.scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass(parts.netloc)
 
 
 def _quiet_httpx() -> None:

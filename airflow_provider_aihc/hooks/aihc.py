@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
@@ -66,6 +67,8 @@ QUEUE_ID_POOLS = frozenset({"aihc-serverless", "aihc-bhcmp"})
 LIST_PAGE_SIZE = 100
 #: A bound on pages read by one list, so a server that never stops paging cannot hang us.
 LIST_MAX_PAGES = 1000
+#: How long an async hook reuses its connection's settings before reading them again.
+ASYNC_CONFIG_TTL_SECONDS = 300.0
 
 
 class AIHCHook(BaseHook):  # type: ignore[misc]
@@ -91,6 +94,8 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         super().__init__()
         self.aihc_conn_id = aihc_conn_id
         self._async_config: ConnectionConfig | None = None
+        self._async_config_expiry = 0.0
+        self._async_config_lock: asyncio.Lock | None = None
 
     # -- connection -------------------------------------------------------------------
 
@@ -100,10 +105,17 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         return _masked(config_from_connection(self.get_connection(self.aihc_conn_id)))
 
     async def aconfig(self) -> ConnectionConfig:
-        """:attr:`config`, read without blocking the event loop."""
-        if self._async_config is None:
-            conn = await aget_connection(self.aihc_conn_id)
-            self._async_config = _masked(config_from_connection(conn))
+        """:attr:`config`, read without blocking the event loop, and read again after
+        :data:`ASYNC_CONFIG_TTL_SECONDS` so that a rotated key reaches a long-lived
+        triggerer; concurrent callers share one read."""
+        if self._async_config is None or time.monotonic() >= self._async_config_expiry:
+            if self._async_config_lock is None:
+                self._async_config_lock = asyncio.Lock()
+            async with self._async_config_lock:
+                if self._async_config is None or time.monotonic() >= self._async_config_expiry:
+                    conn = await aget_connection(self.aihc_conn_id)
+                    self._async_config = _masked(config_from_connection(conn))
+                    self._async_config_expiry = time.monotonic() + ASYNC_CONFIG_TTL_SECONDS
         return self._async_config
 
     @cached_property
@@ -471,6 +483,22 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         client = shared_async_client(config)
         result = await asend(client, config, request, clock=self.clock, sleep=self.asleep)
         return _parse(parse, endpoint, result)
+
+
+_ASYNC_HOOKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AIHCHook]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_async_hook(aihc_conn_id: str) -> AIHCHook:
+    """One hook per connection id and running event loop, for the triggers of a triggerer:
+    a thousand watched jobs read their connection once (per TTL), not once each, and hold
+    no settings of their own."""
+    hooks = _ASYNC_HOOKS.setdefault(asyncio.get_running_loop(), {})
+    hook = hooks.get(aihc_conn_id)
+    if hook is None:
+        hook = hooks[aihc_conn_id] = AIHCHook(aihc_conn_id)
+    return hook
 
 
 def _parse(parse: Callable[[Any], T], endpoint: Endpoint, result: Any) -> T:

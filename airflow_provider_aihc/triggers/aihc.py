@@ -8,7 +8,6 @@ is :meth:`airflow_provider_aihc.watch.JobWatch.wait`, shared with the worker-sid
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
@@ -90,12 +89,13 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             },
         )
 
-    @cached_property
+    @property
     def hook(self) -> AIHCHook:
-        """The AIHC hook (its async methods only)."""
-        from airflow_provider_aihc.hooks.aihc import AIHCHook
+        """The AIHC hook of this connection, shared by every trigger on the running loop
+        (its async methods only)."""
+        from airflow_provider_aihc.hooks.aihc import shared_async_hook
 
-        return AIHCHook(aihc_conn_id=self.aihc_conn_id)
+        return shared_async_hook(self.aihc_conn_id)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Poll until the job ends or the deadline passes; yield exactly one event."""

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import httpx
 import pytest
 from hook_helpers import POOL, SK, StepClock, Waits, job_body, total_requests
 
@@ -24,7 +23,7 @@ from airflow_provider_aihc.exceptions import (
     AIHCThrottledError,
     AIHCTransportError,
 )
-from airflow_provider_aihc.hooks._transport import shared_async_client
+from airflow_provider_aihc.hooks._transport import AsyncClient, shared_async_client
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 
@@ -40,9 +39,9 @@ async def spy_client(hook: AIHCHook, monkeypatch: pytest.MonkeyPatch) -> list[di
     real = client.request
     sent: list[dict[str, str]] = []
 
-    async def request(method: str, url: str, **kwargs: Any) -> httpx.Response:
-        sent.append(dict(kwargs["headers"]))
-        return await real(method, url, **kwargs)
+    async def request(method: str, target: str, headers: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(dict(headers))
+        return await real(method, target, headers, *args, **kwargs)
 
     monkeypatch.setattr(client, "request", request)
     return sent
@@ -88,7 +87,7 @@ async def test_other_timeouts_get_their_own_client(
 
 
 def test_each_event_loop_gets_its_own_client(aihc_emulator: EmulatorServer) -> None:
-    async def client() -> httpx.AsyncClient:
+    async def client() -> AsyncClient:
         return shared_async_client(await AIHCHook().aconfig())
 
     first = asyncio.run(client())
