@@ -33,6 +33,7 @@ from airflow_provider_aihc.models.build import build_create_request
 from airflow_provider_aihc.models.job import (
     CreateJobResult,
     DeleteJobResult,
+    JobBrief,
     JobEvents,
     JobInfo,
     JobList,
@@ -174,6 +175,15 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         return await self._acall(
             JobInfo.model_validate, GET_JOB, resource_pool_id, queue_id, job_id=job_id
         )
+
+    def get_job_brief(self, job_id: str, resource_pool_id: str | None = None) -> JobBrief:
+        """The job's status, pod names and failure reasons, as a poll needs them: the
+        same call as :meth:`get_job`, with a tenth of its parsing."""
+        return self._call(JobBrief.model_validate, GET_JOB, resource_pool_id, job_id=job_id)
+
+    async def aget_job_brief(self, job_id: str, resource_pool_id: str | None = None) -> JobBrief:
+        """Async :meth:`get_job_brief`."""
+        return await self._acall(JobBrief.model_validate, GET_JOB, resource_pool_id, job_id=job_id)
 
     def list_jobs(
         self,

@@ -13,12 +13,13 @@ The resource-pool and queue models live in :mod:`.pool` and are re-exported here
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Protocol
 
-from pydantic import AliasChoices, BeforeValidator, Field
+from pydantic import AliasChoices, BeforeValidator, ConfigDict, Field
 
 from airflow_provider_aihc.models import status as _status
-from airflow_provider_aihc.models._base import _ResponseModel
+from airflow_provider_aihc.models._base import _ResponseModel, _WireModel
 from airflow_provider_aihc.models._lenient import EMPTY_LIST_OK as _EMPTY_OK
 from airflow_provider_aihc.models._lenient import EMPTY_OBJECT_OK as _OBJECT_OK
 from airflow_provider_aihc.models._lenient import (
@@ -48,6 +49,7 @@ from airflow_provider_aihc.models.pool import (
 __all__ = [
     "CreateJobResult",
     "DeleteJobResult",
+    "JobBrief",
     "JobDatasource",
     "JobEnv",
     "JobEvent",
@@ -180,7 +182,58 @@ class PodList(_ResponseModel):
     """The pods."""
 
 
-class JobInfo(_ResponseModel):
+class _PodLike(Protocol):
+    """A pod as the status rules read it."""
+
+    @property
+    def object_meta(self) -> _MetaLike: ...
+    @property
+    def reason(self) -> str: ...
+
+
+class _MetaLike(Protocol):
+    """A pod's metadata as the status rules read it."""
+
+    @property
+    def name(self) -> str: ...
+
+
+class _JobState:
+    """What a job's status means, for :class:`JobInfo` and :class:`JobBrief` alike."""
+
+    if TYPE_CHECKING:
+        status: str
+
+    def _pods(self) -> Sequence[_PodLike]:
+        raise NotImplementedError
+
+    @property
+    def pod_names(self) -> list[str]:
+        """Names of the job's pods (empty for list items, which carry no pods)."""
+        return [pod.object_meta.name for pod in self._pods() if pod.object_meta.name]
+
+    @property
+    def job_status(self) -> _status.JobStatus | None:
+        """The status as a :class:`~.status.JobStatus`; ``None`` when unknown or empty."""
+        return _status.parse_status(self.status)
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the job has ended (see :func:`~.status.is_terminal`)."""
+        return _status.is_terminal(self.status)
+
+    @property
+    def is_successful(self) -> bool:
+        """Whether the job ended successfully (see :func:`~.status.is_successful`)."""
+        return _status.is_successful(self.status)
+
+    @property
+    def failure_reason(self) -> str | None:
+        """The first non-empty pod ``reason``, or ``None``."""
+        return next((p.reason.strip() for p in self._pods() if p.reason.strip()), None)
+
+
+class JobInfo(_ResponseModel, _JobState):
     """A training job as get-job and list-jobs return it (aihc-api.md §3.4)."""
 
     job_id: Str = ""
@@ -261,32 +314,58 @@ class JobInfo(_ResponseModel):
         """Labels as a ``{key: value}`` dict (the last one wins on a repeated key)."""
         return {label.key: label.value for label in self.labels}
 
-    @property
-    def pod_names(self) -> list[str]:
-        """Names of the job's pods (empty for list items, which carry no pods)."""
-        pods = self.pod_list.pods if self.pod_list else []
-        return [pod.object_meta.name for pod in pods if pod.object_meta.name]
+    def _pods(self) -> Sequence[Pod]:
+        return self.pod_list.pods if self.pod_list else []
 
-    @property
-    def job_status(self) -> _status.JobStatus | None:
-        """The status as a :class:`~.status.JobStatus`; ``None`` when unknown or empty."""
-        return _status.parse_status(self.status)
 
-    @property
-    def is_terminal(self) -> bool:
-        """Whether the job has ended (see :func:`~.status.is_terminal`)."""
-        return _status.is_terminal(self.status)
+class _BriefModel(_WireModel):
+    """A model that reads only the fields it names (the rest is not even looked at)."""
 
-    @property
-    def is_successful(self) -> bool:
-        """Whether the job ended successfully (see :func:`~.status.is_successful`)."""
-        return _status.is_successful(self.status)
+    model_config = ConfigDict(extra="ignore")
 
-    @property
-    def failure_reason(self) -> str | None:
-        """The first non-empty pod ``reason``, or ``None``."""
-        pods = self.pod_list.pods if self.pod_list else []
-        return next((pod.reason.strip() for pod in pods if pod.reason.strip()), None)
+
+class _BriefMeta(_BriefModel):
+    """A pod's name."""
+
+    name: Str = ""
+    """The pod's name."""
+
+
+class _BriefPod(_BriefModel):
+    """A pod's name and why it ended."""
+
+    object_meta: Annotated[_BriefMeta, _OBJECT_OK] = Field(default_factory=_BriefMeta)
+    """Its metadata: the name only."""
+    reason: Str = ""
+    """Why the pod ended or failed, when AIHC says."""
+
+
+class _BriefPodList(_BriefModel):
+    """A job's pods, briefly."""
+
+    pods: Annotated[list[_BriefPod], _EMPTY_OK] = Field(default_factory=list)
+    """The pods."""
+
+
+class JobBrief(_BriefModel, _JobState):
+    """The part of a get-job result that a status poll reads: a tenth of the cost of
+    validating the whole :class:`JobInfo`, with the same lenient field rules."""
+
+    job_id: Str = ""
+    """Id of the job."""
+    resource_pool_id: Str = ""
+    """Pool of the job."""
+    job_framework: Str = ""
+    """``PyTorchJob``; needed to read a failed job's events."""
+    status: Str = ""
+    """The job's status (see :class:`~.status.JobStatus`)."""
+    enable_fault_tolerance: Flag = False
+    """Whether AIHC may restart the job after a failure."""
+    pod_list: Annotated[_BriefPodList | None, BeforeValidator(lambda value: value or None)] = None
+    """The pods: names and reasons only."""
+
+    def _pods(self) -> Sequence[_BriefPod]:
+        return self.pod_list.pods if self.pod_list else []
 
 
 class CreateJobResult(_ResponseModel):

@@ -11,7 +11,7 @@ from airflow_provider_aihc.watch.flow import Flow, GetJobEvents, Log, adrive, dr
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
-    from airflow_provider_aihc.models.job import JobEvents, JobInfo
+    from airflow_provider_aihc.models.job import JobBrief, JobEvents, JobInfo
 
 EventStatus = Literal["success", "failed", "timeout", "error"]
 EVENT_STATUSES: tuple[str, ...] = get_args(EventStatus)
@@ -126,7 +126,7 @@ def complete(event: JobEvent, log: Log) -> str:
     raise AIHCError(event.message)
 
 
-def final_event(job_id: str, job: JobInfo, pool: str | None) -> Flow[JobEvent]:
+def final_event(job_id: str, job: JobInfo | JobBrief, pool: str | None) -> Flow[JobEvent]:
     """The event of an ended job; a failure's reason is the pods', else the latest Warning
     event's message."""
     if not job.is_terminal:

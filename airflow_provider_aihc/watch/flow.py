@@ -9,6 +9,7 @@ the hook's sync methods (operator, sensor), :func:`adrive` with its async ones (
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from airflow_provider_aihc.exceptions import AIHCError
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
-    from airflow_provider_aihc.models.job import JobEvents, JobInfo, PodLogs
+    from airflow_provider_aihc.models.job import JobBrief, JobEvents, PodLogs
 
 T = TypeVar("T")
 
@@ -34,16 +35,16 @@ class Log(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class GetJob:
-    """GetJob: status and pods."""
+    """GetJob: status and pods, read as a :class:`~airflow_provider_aihc.models.job.JobBrief`."""
 
     job_id: str
     pool: str | None
 
-    def send(self, hook: AIHCHook) -> JobInfo:
-        return hook.get_job(self.job_id, self.pool)
+    def send(self, hook: AIHCHook) -> JobBrief:
+        return hook.get_job_brief(self.job_id, self.pool)
 
-    async def asend(self, hook: AIHCHook) -> JobInfo:
-        return await hook.aget_job(self.job_id, self.pool)
+    async def asend(self, hook: AIHCHook) -> JobBrief:
+        return await hook.aget_job_brief(self.job_id, self.pool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +128,24 @@ def drive(flow: Flow[T], hook: AIHCHook, sleep: Callable[[float], None] = time.s
             answer = err
 
 
+#: Async waits end on this grid of the loop's clock (seconds), so that the polls that fall
+#: due within the same tenth of a second run in one turn of the event loop, not in a
+#: wake-up each: a triggerer with a thousand jobs wakes ten times a second, not a hundred.
+WAKE_GRID_SECONDS = 0.1
+
+
+async def grid_sleep(seconds: float) -> None:
+    """``asyncio.sleep`` to the first point of :data:`WAKE_GRID_SECONDS` at or after
+    ``seconds`` from now."""
+    now = asyncio.get_running_loop().time()
+    wake = math.ceil((now + seconds) / WAKE_GRID_SECONDS) * WAKE_GRID_SECONDS
+    await asyncio.sleep(wake - now)
+
+
 async def adrive(
     flow: Flow[T],
     hook: AIHCHook,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    sleep: Callable[[float], Awaitable[None]] = grid_sleep,
 ) -> T:
     """Run a flow with the hook's async methods."""
     answer: Any = None

@@ -20,7 +20,7 @@ from airflow_provider_aihc.watch.logs import DEFAULT_LOG_LINES_PER_POLL, LogStre
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
-    from airflow_provider_aihc.models.job import JobInfo
+    from airflow_provider_aihc.models.job import JobBrief
 
 #: The longest wait between polls while AIHC keeps failing (unless the poll interval is longer).
 MAX_ERROR_BACKOFF_SECONDS = 120.0
@@ -185,7 +185,7 @@ class JobWatch:
         )
         return None
 
-    def _unconfirmed_failure(self, job: JobInfo) -> bool:
+    def _unconfirmed_failure(self, job: JobBrief) -> bool:
         """A fault-tolerant job may leave ``Failed`` again: believe it on the second read."""
         if not (job.enable_fault_tolerance and is_failed(job.status)) or self._failure_seen:
             return False

@@ -6,11 +6,14 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from airflow_provider_aihc.models.job import (
     CreateJobResult,
     DeleteJobResult,
+    JobBrief,
     JobEvents,
     JobInfo,
     JobList,
@@ -264,3 +267,71 @@ def test_queues() -> None:
     assert (queue.name, queue.state, queue.queue_type) == ("default", "Open", "Regular")
     assert queue.children[0].name == "child"
     assert QueueList.model_validate({"queues": None}).queues == []
+
+
+# ---- JobBrief: what a poll reads, by the same rules as JobInfo -------------------------------
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from(["", " ", "Running", "Succeeded", "Failed", "true", "0", "OOMKilled"]),
+    st.just(["not", "a", "scalar"]),
+)
+_pods = st.lists(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "objectMeta": st.one_of(
+                st.none(), st.fixed_dictionaries({}, optional={"name": _scalars})
+            ),
+            "reason": _scalars,
+        },
+    ),
+    max_size=3,
+)
+_get_job_results = st.fixed_dictionaries(
+    {},
+    optional={
+        "jobId": _scalars,
+        "resourcePoolId": _scalars,
+        "jobFramework": _scalars,
+        "status": _scalars,
+        "enableFaultTolerance": _scalars,
+        "podList": st.one_of(st.none(), st.fixed_dictionaries({}, optional={"pods": _pods})),
+        "labels": st.just([{"key": "k", "value": "v"}]),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_get_job_results)
+def test_brief_reads_a_job_as_job_info_does(result: dict[str, Any]) -> None:
+    try:
+        full = JobInfo.model_validate(result)
+    except ValidationError:  # garbled where the brief reads too: it refuses it as well
+        with pytest.raises(ValidationError):
+            JobBrief.model_validate(result)
+        return
+    brief = JobBrief.model_validate(result)
+    for name in (
+        "job_id",
+        "resource_pool_id",
+        "job_framework",
+        "status",
+        "enable_fault_tolerance",
+        "pod_names",
+        "job_status",
+        "is_terminal",
+        "is_successful",
+        "failure_reason",
+    ):
+        assert getattr(brief, name) == getattr(full, name), name
+
+
+def test_brief_of_a_real_answer() -> None:
+    brief = JobBrief.model_validate(GET_JOB_RESULT)
+    full = JobInfo.model_validate(GET_JOB_RESULT)
+    assert brief.status == "Running"
+    assert brief.pod_names == full.pod_names != []
+    assert not hasattr(brief, "command")  # the rest is not read at all
