@@ -13,6 +13,7 @@ import json
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -126,7 +127,7 @@ class ConnectionConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
     max_retries: int = DEFAULT_MAX_RETRIES
 
-    @property
+    @cached_property
     def host_header(self) -> str:
         """The ``Host`` value: the netloc, without the scheme's default port."""
         parts = urlsplit(self.base_url)

@@ -118,9 +118,9 @@ def drive(flow: Flow[T], hook: AIHCHook, sleep: Callable[[float], None] = time.s
         except StopIteration as done:
             result: T = done.value
             return result
+        answer = None  # the flow has it; holding it through a sleep only costs memory
         if isinstance(step, Sleep):
             sleep(step.seconds)
-            answer = None
             continue
         try:
             answer = step.send(hook)
@@ -155,9 +155,9 @@ async def adrive(
         except StopIteration as done:
             result: T = done.value
             return result
+        answer = None  # the flow has it; holding it through a sleep only costs memory
         if isinstance(step, Sleep):
             await sleep(step.seconds)
-            answer = None
             continue
         try:
             answer = await step.asend(hook)
