@@ -82,11 +82,16 @@ class SignedRequest:
 
 def uri_encode(value: str, *, keep_slash: bool = False) -> str:
     """Percent-encode UTF-8 bytes, keeping only ``A-Z a-z 0-9 - . _ ~`` (and ``/`` if asked)."""
-    # Most names and ids need no escaping: answering those without ``quote`` is the cheap
-    # half of signing (``quote`` was over half of it).
+    return _encode(value, keep_slash)
+
+
+@lru_cache(maxsize=4096)
+def _encode(value: str, keep_slash: bool) -> str:
+    # Names, hosts, pools and content types repeat from request to request, and ``quote``
+    # walks every byte in Python (it was over half of signing): remember the answers.
     if (_SLASH_SAFE if keep_slash else _SAFE)(value):
         return value
-    return quote(value, safe=_UNRESERVED + ("/" if keep_slash else ""))
+    return quote(value, safe=_UNRESERVED + "/" if keep_slash else _UNRESERVED)
 
 
 def format_timestamp(timestamp: float | datetime) -> str:
@@ -115,7 +120,7 @@ def signing_key(secret_access_key: str, prefix: str) -> str:
 
 def canonical_uri(path: str) -> str:
     """Step 3a: the raw path, URI-encoded with ``/`` kept; an empty path is ``/``."""
-    encoded = uri_encode(path, keep_slash=True)
+    encoded = _encode(path, True)
     return encoded if encoded.startswith("/") else "/" + encoded
 
 
@@ -125,7 +130,7 @@ def canonical_query_string(params: Pairs | None) -> str:
     ``None`` and empty values both render as ``k=``.
     """
     items = [
-        f"{uri_encode(str(key))}={'' if value is None else uri_encode(str(value))}"
+        f"{_encode(str(key), False)}={'' if value is None else _encode(str(value), False)}"
         for key, value in _pairs(params)
         if str(key).lower() != _EXCLUDED_QUERY_KEY
     ]
@@ -147,12 +152,17 @@ def canonical_headers(
     names: set[str] = set()
     for raw_name, raw_value in _pairs(headers):
         name = str(raw_name).strip().lower()
-        value = str(raw_value).strip()
-        if not value or not _is_signed(name, wanted):
+        if wanted is None:
+            if name not in DEFAULT_SIGNED_HEADERS and not name.startswith(BCE_HEADER_PREFIX):
+                continue
+        elif name not in wanted:
             continue
-        lines.append(f"{uri_encode(name)}:{uri_encode(value)}")
-        names.add(name)
-    return "\n".join(sorted(lines)), tuple(sorted(names))
+        value = str(raw_value).strip()
+        if value:
+            lines.append(f"{_encode(name, False)}:{_encode(value, False)}")
+            names.add(name)
+    lines.sort()
+    return "\n".join(lines), tuple(sorted(names))
 
 
 def canonical_request(method: str, uri: str, query: str, headers: str) -> str:
@@ -217,12 +227,6 @@ def sign(
         signature=signature(key, request),
         timestamp=stamp,
     )
-
-
-def _is_signed(name: str, wanted: set[str] | None) -> bool:
-    if wanted is not None:
-        return name in wanted
-    return name in DEFAULT_SIGNED_HEADERS or name.startswith(BCE_HEADER_PREFIX)
 
 
 def _pairs(items: Pairs | None) -> Iterable[tuple[str, object]]:

@@ -13,9 +13,9 @@ import json
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 

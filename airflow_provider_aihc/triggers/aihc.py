@@ -7,6 +7,7 @@ is :meth:`airflow_provider_aihc.watch.JobWatch.wait`, shared with the worker-sid
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -100,7 +101,14 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Poll until the job ends or the deadline passes; yield exactly one event."""
         from airflow_provider_aihc.watch import JobEvent, JobWatch, adrive, first_poll_delay
+        from airflow_provider_aihc.watch.flow import grid_sleep
 
+        # A triggerer (re)start runs every trigger's first step in one turn of its loop:
+        # wait first, and build the watch only after, so that the work is spread too.
+        delay = first_poll_delay(self.job_id, self.poll_interval)
+        if self.deadline is not None:
+            delay = min(delay, max(0.0, self.deadline - time.time()))
+        await grid_sleep(delay)
         watch = JobWatch(
             self.job_id,
             self.resource_pool_id,
@@ -112,7 +120,6 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             poll_interval=self.poll_interval,
             deadline=self.deadline,
             stop_on_timeout=self.stop_on_timeout,
-            first_delay=first_poll_delay(self.job_id, self.poll_interval),
         )
         try:
             event = await adrive(flow, self.hook)

@@ -133,7 +133,6 @@ class JobWatch:
         poll_interval: float,
         deadline: float | None,
         stop_on_timeout: bool,
-        first_delay: float = 0.0,
     ) -> Flow[JobEvent]:
         """Poll until the job ends or ``deadline`` (epoch seconds) passes.
 
@@ -144,7 +143,7 @@ class JobWatch:
         if poll_interval <= 0:
             raise AIHCError(f"poll_interval must be positive, got {poll_interval!r}")
         started = self.clock()
-        delay = first_delay
+        delay = 0.0
         while True:
             if delay > 0:
                 yield Sleep(self._until_deadline(delay, deadline))

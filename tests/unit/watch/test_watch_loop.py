@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import pytest
@@ -13,6 +14,7 @@ from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.exceptions import AIHCError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.watch import MAX_ERROR_BACKOFF_SECONDS, JobWatch, drive, wait_for_job
+from airflow_provider_aihc.watch.flow import WAKE_GRID_SECONDS, grid_sleep
 
 
 class FakeTime:
@@ -215,3 +217,31 @@ def test_logs_are_not_asked_for_while_the_job_is_queued(
     gets = aihc_emulator.backend.count("GetJob")
     # Three polls see Created and three see Scheduled: none of them reads a log.
     assert aihc_emulator.backend.count("GetPodLogs") == gets - 6
+
+
+# ---- the wake-up grid of async waits -------------------------------------------------------
+
+
+async def test_grid_sleep_ends_on_the_grid_never_early() -> None:
+    loop = asyncio.get_running_loop()
+    for asked in (0.0, 0.01, 0.13, 0.25):
+        before = loop.time()
+        await grid_sleep(asked)
+        after = loop.time()
+        assert after - before >= asked
+        assert after - before < asked + WAKE_GRID_SECONDS + 0.05  # at most one grid step late
+        steps = after / WAKE_GRID_SECONDS
+        assert abs(steps - round(steps)) < 0.2  # woke at (just after) a grid point
+
+
+async def test_waits_due_in_one_grid_step_wake_in_one_loop_turn() -> None:
+    loop = asyncio.get_running_loop()
+    woke: list[float] = []
+
+    async def wait(seconds: float) -> None:
+        await grid_sleep(seconds)
+        woke.append(loop.time())
+
+    # Due 1 ms apart: without the grid each would be its own wake-up.
+    await asyncio.gather(*(wait(0.05 + i * 0.001) for i in range(20)))
+    assert max(woke) - min(woke) < 0.005
