@@ -336,10 +336,12 @@ class Backend:
 
     def job(self, job_id: str) -> dict[str, Any]:
         """One job's state; ``KeyError`` when it does not exist."""
-        for state in self.jobs():
-            if state["jobId"] == job_id:
-                return state
-        raise KeyError(job_id)
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None:
+                raise KeyError(job_id)
+            jobmod.settle(job, self.progression, self.clock())
+            return views.job_state(job)
 
     def jobs_with_labels(self, labels: Mapping[str, str]) -> list[dict[str, Any]]:
         """The jobs whose labels include every given key and value."""
