@@ -298,10 +298,9 @@ class ConnectionPool:
             try:
                 handed = await waiter
             except asyncio.CancelledError:
+                # A cancelled waiter stays queued: _hand_back skips the done ones.
                 if waiter.done() and not waiter.cancelled():
-                    self._hand_back(waiter.result())
-                else:
-                    self._waiters.remove(waiter)
+                    self._hand_back(waiter.result())  # handed over as we were cancelled
                 raise
             if handed is not None:
                 return handed

@@ -3,8 +3,8 @@
 Nothing here knows an AIHC endpoint beyond its :class:`Endpoint` row; ``hooks/aihc.py``
 declares those and parses the answers.  The pure pieces (:func:`prepare`,
 :func:`error_from_response`, :func:`unwrap`, :func:`is_retryable`, :func:`retry_delay`)
-are shared by the sync (``requests``) and async (``httpx``) senders, which differ only in
-how they put bytes on the wire.
+are shared by the sync (``requests``) and async (``hooks/_aio.py``) senders, which differ
+only in how they put bytes on the wire.
 """
 
 from __future__ import annotations
