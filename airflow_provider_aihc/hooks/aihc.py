@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -37,6 +37,8 @@ from airflow_provider_aihc.models.job import (
     JobEvents,
     JobInfo,
     JobList,
+    JobSummary,
+    JobSummaryList,
     PodLogs,
     StopJobResult,
 )
@@ -48,6 +50,17 @@ if TYPE_CHECKING:
     import requests
 
 T = TypeVar("T")
+J = TypeVar("J", JobInfo, JobSummary)
+
+
+class _JobPage(Protocol[J]):
+    """A page of list-jobs, whatever model reads its items."""
+
+    @property
+    def total(self) -> int: ...
+    @property
+    def jobs(self) -> list[J]: ...
+
 
 CREATE_JOB = Endpoint("CreateJob", "POST", "/api/v1/aijobs", retryable=False)
 LIST_JOBS = Endpoint("ListJobs", "GET", "/api/v1/aijobs")
@@ -204,15 +217,54 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
             (newest first by ``createdAt``) stops at the first older job, so a pool's long
             history is not read page by page.
         """
+        return self._list_all(
+            JobList.model_validate,
+            resource_pool_id,
+            queue,
+            order_by,
+            order,
+            queue_id,
+            created_after,
+        )
+
+    def list_job_summaries(
+        self,
+        resource_pool_id: str | None = None,
+        *,
+        queue: str | None = None,
+        queue_id: str | None = None,
+        created_after: datetime | None = None,
+    ) -> list[JobSummary]:
+        """:meth:`list_jobs`, newest first, each job read as a :class:`JobSummary` (id,
+        name, status, labels, creation time): a pool of hundreds of jobs parses in a
+        fraction of the time."""
+        return self._list_all(
+            JobSummaryList.model_validate,
+            resource_pool_id,
+            queue,
+            None,
+            None,
+            queue_id,
+            created_after,
+        )
+
+    def _list_all(
+        self,
+        parse_page: Callable[[Any], _JobPage[J]],
+        resource_pool_id: str | None,
+        queue: str | None,
+        order_by: str | None,
+        order: str | None,
+        queue_id: str | None,
+        created_after: datetime | None,
+    ) -> list[J]:
         if created_after is not None:
             order_by, order = "createdAt", "desc"
-        jobs: dict[str, JobInfo] = {}
+        jobs: dict[str, J] = {}
         received = 0
         for page_no in range(1, LIST_MAX_PAGES + 1):
             params = _list_params(page_no, queue=queue, orderBy=order_by, order=order)
-            page = self._call(
-                JobList.model_validate, LIST_JOBS, resource_pool_id, queue_id, params=params
-            )
+            page = self._call(parse_page, LIST_JOBS, resource_pool_id, queue_id, params=params)
             # A job created between two pages shifts the others down one place: the
             # same job then arrives on both pages; keep its first sighting.
             older = False

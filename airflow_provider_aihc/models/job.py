@@ -58,6 +58,8 @@ __all__ = [
     "JobLabel",
     "JobList",
     "JobResource",
+    "JobSummary",
+    "JobSummaryList",
     "ListMeta",
     "ObjectMeta",
     "Pod",
@@ -366,6 +368,32 @@ class JobBrief(_BriefModel, _JobState):
 
     def _pods(self) -> Sequence[_BriefPod]:
         return self.pod_list.pods if self.pod_list else []
+
+
+class JobSummary(JobBrief):
+    """A list-jobs item as the operator's exactly-once lookup reads it: :class:`JobBrief`
+    plus the name, labels and creation time (list items carry no pods)."""
+
+    name: Str = ""
+    """Name of the job."""
+    labels: Annotated[list[JobLabel], _EMPTY_OK] = Field(default_factory=list)
+    """The job's labels."""
+    created_at: Timestamp = None
+    """When the job was created."""
+
+    @property
+    def labels_dict(self) -> dict[str, str]:
+        """Labels as a ``{key: value}`` dict (the last one wins on a repeated key)."""
+        return {label.key: label.value for label in self.labels}
+
+
+class JobSummaryList(_BriefModel):
+    """One page of list-jobs, read as :class:`JobSummary` items."""
+
+    total: Int = 0
+    """Number of jobs across all pages."""
+    jobs: Annotated[list[JobSummary], _EMPTY_OK] = Field(default_factory=list)
+    """Jobs on this page."""
 
 
 class CreateJobResult(_ResponseModel):

@@ -27,7 +27,7 @@ from airflow_provider_aihc.operators._identity import TI_LABEL, TaskIdentity, ge
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
-    from airflow_provider_aihc.models.job import JobInfo
+    from airflow_provider_aihc.models.job import JobSummary
     from airflow_provider_aihc.models.request import CreateJobRequest
 
 #: Create attempts, counting those whose outcome was unknown and whose job was not found.
@@ -91,9 +91,9 @@ class JobSubmitter:
             )
         return self._create(self._stamp(request, generation=len(own)), generation=len(own))
 
-    def own_jobs(self, queue: str | None) -> list[JobInfo]:
+    def own_jobs(self, queue: str | None) -> list[JobSummary]:
         """This task instance's jobs in the pool, newest first (none predate its run)."""
-        jobs = self.hook.list_jobs(
+        jobs = self.hook.list_job_summaries(
             self.pool, queue=queue or None, created_after=self.identity.created_after
         )
         own = [job for job in jobs if job.labels_dict.get(TI_LABEL) == self.identity.key]

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from e2e_paths import AIRFLOW, DAGS_DIR
 
-AIRFLOW = str(Path(sys.executable).with_name("airflow"))
-DAGS_DIR = Path(__file__).parent / "dags"
-EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "dags_examples"
 DAG_RUN_TIMEOUT = 300
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES_DIR
+from e2e_paths import EXAMPLES_DIR
 
 pytestmark = pytest.mark.dagrun
 

@@ -6,7 +6,7 @@ import json
 import subprocess
 
 import pytest
-from conftest import AIRFLOW
+from e2e_paths import AIRFLOW
 
 from airflow_provider_aihc.get_provider_info import get_provider_info
 

@@ -167,6 +167,24 @@ def test_list_reads_every_page_once(
     assert [job.job_id for job in ascending] == created
 
 
+def test_summaries_list_the_same_jobs_as_list_jobs(
+    hook: AIHCHook, aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    monkeypatch.setattr(aihc, "LIST_PAGE_SIZE", 3)
+    for i in range(7):
+        hook.create_job(job_body(f"summary-{i}", labels=[{"key": "n", "value": str(i)}]))
+    full = hook.list_jobs()
+    before = aihc_emulator.backend.count("ListJobs")
+    summaries = hook.list_job_summaries(created_after=datetime.now(UTC) - timedelta(hours=1))
+    assert aihc_emulator.backend.count("ListJobs") - before == 3  # every page, once
+    assert [(j.job_id, j.name, j.status, j.labels_dict, j.created_at) for j in summaries] == [
+        (j.job_id, j.name, j.status, j.labels_dict, j.created_at) for j in full
+    ]
+    assert summaries[0].labels_dict["n"] == "6"
+
+
 def test_list_stops_at_an_exact_multiple(
     hook: AIHCHook, aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

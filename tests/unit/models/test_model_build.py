@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import MINIMAL_PARAMS, SEED_BODY
+from seed_job import MINIMAL_PARAMS, SEED_BODY
 
 from airflow_provider_aihc.exceptions import AIHCValidationError
 from airflow_provider_aihc.models.build import PARAMETER_PATHS, build_create_request

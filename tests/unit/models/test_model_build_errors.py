@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import MINIMAL_PARAMS
+from seed_job import MINIMAL_PARAMS
 
 from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
 from airflow_provider_aihc.models.build import build_create_request

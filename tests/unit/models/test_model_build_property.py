@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from aihc_strategies import ANYTHING, JSONISH, PLAUSIBLE_JOB_PARAMETERS, SCALARS
-from conftest import SEED_BODY
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from seed_job import SEED_BODY
 
 from airflow_provider_aihc.exceptions import AIHCValidationError
 from airflow_provider_aihc.models.build import PARAMETER_PATHS, build_create_request

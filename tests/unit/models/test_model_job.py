@@ -17,6 +17,7 @@ from airflow_provider_aihc.models.job import (
     JobEvents,
     JobInfo,
     JobList,
+    JobSummary,
     PodLogs,
     Queue,
     QueueList,
@@ -299,21 +300,29 @@ _get_job_results = st.fixed_dictionaries(
         "status": _scalars,
         "enableFaultTolerance": _scalars,
         "podList": st.one_of(st.none(), st.fixed_dictionaries({}, optional={"pods": _pods})),
-        "labels": st.just([{"key": "k", "value": "v"}]),
+        "name": _scalars,
+        "createdAt": st.sampled_from(["", "2024-07-16T08:33:43Z", "yesterday", None, 1721118823]),
+        "labels": st.one_of(
+            st.none(),
+            st.lists(st.fixed_dictionaries({}, optional={"key": _scalars, "value": _scalars})),
+        ),
     },
 )
 
 
 @settings(max_examples=300, deadline=None)
 @given(_get_job_results)
-def test_brief_reads_a_job_as_job_info_does(result: dict[str, Any]) -> None:
+def test_brief_and_summary_read_a_job_as_job_info_does(result: dict[str, Any]) -> None:
     try:
         full = JobInfo.model_validate(result)
-    except ValidationError:  # garbled where the brief reads too: it refuses it as well
+    except ValidationError:  # garbled where the summary reads too: it refuses it as well
         with pytest.raises(ValidationError):
-            JobBrief.model_validate(result)
+            JobSummary.model_validate(result)
         return
     brief = JobBrief.model_validate(result)
+    summary = JobSummary.model_validate(result)
+    for name in ("name", "labels_dict", "created_at", "status", "pod_names", "job_id"):
+        assert getattr(summary, name) == getattr(full, name), name
     for name in (
         "job_id",
         "resource_pool_id",

@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-from conftest import SEED_BODY
 from pydantic import ValidationError
+from seed_job import SEED_BODY
 
 from airflow_provider_aihc.models.request import (
     AlertConfig,
