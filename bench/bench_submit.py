@@ -158,7 +158,7 @@ def run_operator(probe: ArrivalProbe, run_id: str) -> Sample:
 
     operator = AIHCCreateJobOperator(**OPERATOR_KWARGS)
     hook = operator.hook  # a fresh hook; its connection is still read inside execute()
-    list_jobs = hook.list_jobs
+    list_jobs = hook.list_job_summaries  # the exactly-once lookup
     spent: list[float] = []
 
     def timed_list_jobs(*args: Any, **kwargs: Any) -> Any:
@@ -168,7 +168,7 @@ def run_operator(probe: ArrivalProbe, run_id: str) -> Sample:
         finally:
             spent.append(time.perf_counter() - started)
 
-    hook.list_jobs = timed_list_jobs  # type: ignore[method-assign]
+    hook.list_job_summaries = timed_list_jobs  # type: ignore[method-assign]
     ti = FakeTI(run_id)
     probe.take()
     start = time.time()
