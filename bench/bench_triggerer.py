@@ -28,8 +28,13 @@ one poll interval after the start, when every first poll has happened, to the fi
 finish: five 10 s cycles in the full run), and over the whole run. HTTP requests are the
 emulator's own counters over the run.
 
-The baseline is the Databricks provider's ``DatabricksExecutionTrigger``, measured earlier
-on this machine by the same method (1,000 runs, 10 s poll); its figures are constants here.
+Two baselines. **The floor**, measured in the same run (a second trigger process against a
+fresh emulator, same jobs, same schedule): one coroutine per job that wakes on the same
+0.1 s grid, sends one GET per poll on the same keep-alive pool with headers signed once up
+front, and only decodes the answer and reads its status: what the event loop, the
+sockets and the clock cost on this machine before any trigger logic (``--no-floor`` skips
+it). **The Databricks provider's** ``DatabricksExecutionTrigger``, measured earlier on this
+machine by the same method (1,000 runs, 10 s poll): its figures are constants here.
 
 ``--quick``: 50 triggers, 1 s poll, finishes 3-5 s after the start (about 20 s in all).
 ``--with-logs`` repeats the run with ``stream_logs=True``. ``--profile FILE`` runs the
@@ -101,6 +106,7 @@ class Config:
     stream_logs: bool
     profile: str | None
     gc_freeze: bool = False
+    floor: bool = False
 
 
 # -- the trigger process ---------------------------------------------------------------------
@@ -126,8 +132,12 @@ def child_main(config_path: str) -> int:
 
     import airflow_provider_aihc.hooks.aihc
     import airflow_provider_aihc.watch  # noqa: F401
+    from airflow_provider_aihc.hooks._aio import ConnectionPool
+    from airflow_provider_aihc.hooks._base import ApiRequest, ConnectionConfig, prepare
+    from airflow_provider_aihc.hooks.aihc import GET_JOB
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
-    from airflow_provider_aihc.watch import JobWatch
+    from airflow_provider_aihc.watch import JobWatch, first_poll_delay
+    from airflow_provider_aihc.watch.flow import grid_sleep
 
     polls = {"count": 0}
     check = JobWatch.check
@@ -201,9 +211,33 @@ def child_main(config_path: str) -> int:
         events: dict[str, tuple[float, str]] = {}
 
         async def watch(trigger: AIHCJobTrigger) -> None:
+            if config.floor:
+                status = await floor_watch(trigger.job_id)
+                events[trigger.job_id] = (time.time(), status)
+                return
             async for event in trigger.run():
                 events[trigger.job_id] = (time.time(), event.payload["status"])
                 break
+
+        pool = ConnectionPool(
+            config.url, max_connections=16, keepalive=120.0, connect_timeout=10.0, timeout=60.0
+        )
+
+        async def floor_watch(job_id: str) -> str:
+            """The floor: the same wake-ups and one GET per poll on the same pool, signed
+            once up front, the answer decoded by ``json`` and its status read, nothing else."""
+            signed = prepare(
+                ConnectionConfig(config.url, "aihc-emulator-ak", "aihc-emulator-sk"),
+                ApiRequest(GET_JOB, f"/api/v1/aijobs/{job_id}", (("resourcePoolId", POOL),)),
+                time.time(),
+            )
+            await grid_sleep(first_poll_delay(job_id, config.poll_interval))
+            while True:
+                polls["count"] += 1
+                answer = await pool.request("GET", signed.target, signed.headers, None)
+                if json.loads(answer.body)["result"]["status"] == "Succeeded":
+                    return "success"
+                await grid_sleep(config.poll_interval)
 
         spikes.clear()
         gc_pauses.clear()
@@ -255,6 +289,7 @@ class Run:
     triggers: int
     poll: float
     stream_logs: bool
+    floor: bool
     cpu_percent: float
     cpu_per_cycle: float
     cpu_percent_all: float
@@ -330,6 +365,7 @@ def run_once(
     stream_logs: bool,
     profile: str | None,
     gc_freeze: bool = False,
+    floor: bool = False,
 ) -> Run:
     env = child_env(home)
     emulator = Emulator(
@@ -343,7 +379,7 @@ def run_once(
         counts_before = client.request_counts()
 
         config_path = Path(home) / "trigger-config.json"  # removed with the home
-        config = Config(emulator.url, job_ids, poll, stream_logs, profile, gc_freeze)
+        config = Config(emulator.url, job_ids, poll, stream_logs, profile, gc_freeze, floor)
         config_path.write_text(json.dumps(asdict(config)))
         conn = {
             "conn_type": "aihc",
@@ -395,7 +431,7 @@ def run_once(
     result = output.messages["result"]
     return summarize(
         result, flips, counts_before, counts_after, peak, emu_cpu, emu_cpu_end, n, poll,
-        finish, stream_logs,
+        finish, stream_logs, floor,
     )  # fmt: skip
 
 
@@ -446,6 +482,7 @@ def summarize(
     poll: float,
     finish: tuple[float, float],
     stream_logs: bool,
+    floor: bool,
 ) -> Run:
     start, end = result["start"], result["end"]
     samples = result["samples"]
@@ -471,6 +508,7 @@ def summarize(
         triggers=n,
         poll=poll,
         stream_logs=stream_logs,
+        floor=floor,
         cpu_percent=100 * steady,
         cpu_per_cycle=steady * poll,
         cpu_percent_all=100 * whole,
@@ -500,8 +538,9 @@ def summarize(
     )
 
 
-def report(run: Run, with_baseline: bool) -> list[str]:
-    """The table of one run, beside the Databricks baseline when comparable."""
+def report(run: Run, floor: Run | None, with_baseline: bool) -> list[str]:
+    """The table of one run, beside the floor measured in the same run and the Databricks
+    baseline when comparable."""
     b = BASELINE
     rows = [
         ("CPU, % of one core (steady)", f"{run.cpu_percent:.2f}%", f"{b['cpu_percent']}%",
@@ -533,14 +572,41 @@ def report(run: Run, with_baseline: bool) -> list[str]:
          run.lag_max / b["lag_max"], f"<= {GOALS['lag_max'] * 1e3:.0f}",
          run.lag_max <= GOALS["lag_max"]),
     ]  # fmt: skip
-    lines = ["| Metric | AIHCJobTrigger | Databricks | ours/Databricks | goal | met |"]
-    lines.append("|---|---:|---:|---:|---|---|")
+    floors: dict[str, tuple[str, float | None]] = {}
+    if floor is not None:
+        f = floor
+        floors = {
+            "CPU, % of one core (steady)": (
+                f"{f.cpu_percent:.2f}%",
+                run.cpu_percent / f.cpu_percent,
+            ),
+            "CPU-s per poll cycle": (f"{f.cpu_per_cycle:.3f}", run.cpu_per_cycle / f.cpu_per_cycle),
+            "Peak RSS (MB)": (f"{f.peak_rss_mb:.1f}", run.peak_rss_mb / f.peak_rss_mb),
+            "RSS per trigger (KB)": (f"{f.rss_per_trigger_kb:.1f}", None),
+            "TCP connections opened": (f"{f.connections}", None),
+            "HTTP requests per job": (f"{f.requests_per_job:.1f}", None),
+            "HTTP requests per job per poll": (f"{f.requests_per_job_poll:.2f}", None),
+            "Event delay, median (s)": (f"{f.delay_median:.2f}", None),
+            "Event delay, p99 (s)": (f"{f.delay_p99:.2f}", None),
+            "Event-loop lag, p99 (ms)": (f"{f.lag_p99 * 1e3:.1f}", None),
+            "Event-loop lag, max (ms)": (f"{f.lag_max * 1e3:.1f}", None),
+        }
+    lines = [
+        "| Metric | AIHCJobTrigger | floor (same run) | ours/floor | Databricks (earlier) "
+        "| ours/Databricks | goal | met |"
+    ]
+    lines.append("|---|---:|---:|---:|---:|---:|---|---|")
     for name, ours, theirs, ratio, goal, met in rows:
         if not with_baseline:
             theirs, ratio = "", None
+        floor_text, floor_ratio = floors.get(name, ("", None))
         ratio_text = f"{ratio:.2f}x" if ratio is not None else ""
+        floor_ratio_text = f"{floor_ratio:.2f}x" if floor_ratio is not None else ""
         met_text = "" if met is None else ("yes" if met else "**no**")
-        lines.append(f"| {name} | {ours} | {theirs} | {ratio_text} | {goal} | {met_text} |")
+        lines.append(
+            f"| {name} | {ours} | {floor_text} | {floor_ratio_text} | {theirs} | {ratio_text} "
+            f"| {goal} | {met_text} |"
+        )
     return lines
 
 
@@ -557,6 +623,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--gc-freeze", action="store_true", help="diagnostic: gc.freeze() after imports"
     )
+    parser.add_argument(
+        "--no-floor", action="store_true", help="skip the floor run (the same-run baseline)"
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -572,6 +641,9 @@ def main(argv: list[str] | None = None) -> int:
         modes = [False, True] if args.with_logs else [False]
         for stream_logs in modes:
             runs.append(run_once(home, n, poll, finish, stream_logs, args.profile, args.gc_freeze))
+        floor = None
+        if not args.no_floor:
+            floor = run_once(home, n, poll, finish, False, None, args.gc_freeze, floor=True)
 
     comparable = n == 1000 and poll == 10.0
     print(
@@ -582,7 +654,8 @@ def main(argv: list[str] | None = None) -> int:
     failed = 0
     for run in runs:
         print(f"\n### stream_logs={run.stream_logs}\n")
-        print("\n".join(report(run, comparable and not run.stream_logs)))
+        same_kind = floor if not run.stream_logs else None
+        print("\n".join(report(run, same_kind, comparable and not run.stream_logs)))
         print(
             f"\nEvents: {run.events_ok}/{run.triggers} success in {run.duration:.0f} s. "
             f"Requests: {', '.join(f'{op} {count}' for op, count in sorted(run.requests.items()))}."
@@ -598,7 +671,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         spikes = ", ".join(f"{lag * 1e3:.0f} ms at +{at:.1f} s" for at, lag in run.spikes[:5])
         print(f"Largest event-loop stalls: {spikes or '-'}.")
+        if same_kind is not None:
+            f = same_kind
+            print(
+                f"CPU less the idle loop: ours {run.cpu_percent - run.idle_cpu_percent:.2f}%, "
+                f"floor {f.cpu_percent - f.idle_cpu_percent:.2f}% (floor run: idle loop "
+                f"{f.idle_cpu_percent:.2f}%, {f.events_ok}/{f.triggers} finished, {f.polls} "
+                f"polls, {f.gc_full} full collections, longest pause {f.gc_max * 1e3:.0f} ms)."
+            )
         failed += run.triggers - run.events_ok
+    if floor is not None:
+        failed += floor.triggers - floor.events_ok
     return 1 if failed else 0
 
 

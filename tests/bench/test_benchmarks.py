@@ -49,6 +49,8 @@ def test_triggerer() -> None:
     out = run_quick("bench_triggerer", 150)
     assert "Events: 50/50 success" in out
     assert "| TCP connections opened |" in out
+    assert "50/50 finished" in out  # the floor run, the same-run baseline
+    assert "| CPU, % of one core (steady) |" in out
 
 
 def test_run_all_runs_every_benchmark() -> None:
