@@ -79,7 +79,10 @@ class _Connection(asyncio.Protocol):
         self.keep_alive = False
         if self._waiter is not None and not self._waiter.done():
             if self._head is not None and self._length is None and not self._chunked:
-                self._finish(bytes(self._body))  # a body delimited by the close
+                try:
+                    self._finish(bytes(self._body))  # a body delimited by the close
+                except HTTPProtocolError as err:
+                    self._fail(err)
             else:
                 self._fail(ConnectionResetError("the server closed the connection mid-answer"))
         return False
@@ -121,8 +124,12 @@ class _Connection(asyncio.Protocol):
         assert self._head is not None
         assert self._waiter is not None
         status, headers = self._head
-        if headers.get("content-encoding", "identity") in ("gzip", "deflate"):
-            body = zlib.decompress(body, wbits=47)  # gzip or zlib, by the header
+        encoding = headers.get("content-encoding", "identity").lower()
+        if body and encoding in ("gzip", "x-gzip", "deflate"):
+            try:
+                body = zlib.decompress(body, wbits=47)  # gzip or zlib, by the header
+            except zlib.error as err:
+                raise HTTPProtocolError(f"undecodable {encoding} body: {err}") from None
         self._waiter.set_result(Response(status, headers, body))
 
     def _parse(self) -> None:
