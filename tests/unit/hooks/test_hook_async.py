@@ -23,8 +23,9 @@ from airflow_provider_aihc.exceptions import (
     AIHCThrottledError,
     AIHCTransportError,
 )
+from airflow_provider_aihc.hooks import aihc as aihc_module
 from airflow_provider_aihc.hooks._transport import AsyncClient, shared_async_client
-from airflow_provider_aihc.hooks.aihc import AIHCHook
+from airflow_provider_aihc.hooks.aihc import AIHCHook, shared_async_hook
 
 
 @pytest.fixture
@@ -239,3 +240,48 @@ async def test_refusals_send_nothing(
     with pytest.raises(AIHCConfigError, match="resource_pool_id"):
         await AIHCHook("aihc_nopool").aget_job("pytorchjob-1")
     assert total_requests(aihc_emulator) == 0
+
+
+# ---- one hook per connection id and loop, its settings read once per TTL -------------------
+
+
+async def test_concurrent_polls_read_the_connection_once(
+    aihc_emulator: EmulatorServer, job_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reads: list[str] = []
+    real = aihc_module.aget_connection
+
+    async def counting(conn_id: str) -> Any:
+        reads.append(conn_id)
+        return await real(conn_id)
+
+    monkeypatch.setattr(aihc_module, "aget_connection", counting)
+    hook = shared_async_hook("aihc_default")
+    assert shared_async_hook("aihc_default") is hook
+    jobs = await asyncio.gather(*(hook.aget_job_brief(job_id) for _ in range(20)))
+    assert {job.job_id for job in jobs} == {job_id}
+    assert reads == ["aihc_default"]
+
+
+async def test_a_rotated_key_is_read_after_the_ttl(
+    aihc_emulator: EmulatorServer,
+    job_id: str,
+    set_conn: Callable[..., None],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    hook = shared_async_hook("aihc_default")
+    await hook.aget_job_brief(job_id)
+    set_conn(password="rotated-" + SK)  # the key changes under a running triggerer
+    await hook.aget_job_brief(job_id)  # within the TTL: the settings it has
+    monkeypatch.setattr(aihc_module, "ASYNC_CONFIG_TTL_SECONDS", 0.0)
+    hook._async_config_expiry = 0.0  # the TTL has passed
+    with pytest.raises(AIHCAuthError):  # the emulator still expects the old key
+        await hook.aget_job_brief(job_id)
+    assert (await hook.aconfig()).secret_access_key == "rotated-" + SK
+
+
+def test_each_event_loop_gets_its_own_shared_hook(aihc_emulator: EmulatorServer) -> None:
+    async def hook() -> AIHCHook:
+        return shared_async_hook("aihc_default")
+
+    assert asyncio.run(hook()) is not asyncio.run(hook())
