@@ -6,6 +6,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import aihc_jobs
+
 from airflow_provider_aihc.emulator import (
     DEFAULT_ACCESS_KEY_ID,
     DEFAULT_RESOURCE_POOL_ID,
@@ -20,22 +22,8 @@ TOKEN = "sts-token/with+odd=chars"
 
 
 def job_body(name: str, **fields: Any) -> dict[str, Any]:
-    """A valid v1 create body in wire form."""
-    body: dict[str, Any] = {
-        "name": name,
-        "queue": "default",
-        "jobFramework": "PyTorchJob",
-        "priority": "normal",
-        "jobSpec": {
-            "image": "registry.baidubce.com/aihc-aiak/aiak-megatron:latest",
-            "command": "python pretrain_gpt.py",
-            "replicas": 2,
-            "resources": [{"name": "baidu.com/a800_80g_cgpu", "quantity": 8}],
-        },
-        "labels": [{"key": "team", "value": "llm"}],
-    }
-    body.update(fields)
-    return body
+    """A valid v1 create body with two replicas (a master and a worker pod)."""
+    return aihc_jobs.job_body(name, **{"replicas": 2, **fields})
 
 
 def total_requests(server: EmulatorServer) -> int:

@@ -10,26 +10,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from aihc_jobs import job_body
 
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
 from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 POOL = DEFAULT_RESOURCE_POOL_ID
-
-
-def job_body(name: str, **extra: Any) -> dict[str, Any]:
-    """A small valid create request."""
-    return {
-        "name": name,
-        "jobSpec": {
-            "image": "registry.baidubce.com/aihc/train:latest",
-            "command": "python train.py",
-            "replicas": extra.pop("replicas", 1),
-            "resources": [{"name": "baidu.com/a800_80g_cgpu", "quantity": 8}],
-        },
-        **extra,
-    }
 
 
 class Recorder:
