@@ -6,7 +6,9 @@ StopJob, DeleteJob, and for waiting GetJobEvents and GetPodLogs.
 
 from __future__ import annotations
 
+import copy
 import math
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
@@ -26,6 +28,8 @@ XCOM_JOB_ID = "job_id"
 XCOM_JOB_NAME = "job_name"
 XCOM_RESOURCE_POOL_ID = "resource_pool_id"
 BODY_FILE_EXTENSION = ".json"
+#: How long ``on_kill`` (in Airflow's SIGTERM handler) waits for its stop to be answered.
+ON_KILL_WAIT_SECONDS = 30.0
 
 #: Operator parameters that are fields of the create request (all templated).
 JOB_PARAMETERS = (
@@ -309,14 +313,36 @@ class AIHCCreateJobOperator(BaseOperator):
         return complete(event, self.log)
 
     def on_kill(self) -> None:
-        """Stop the job when ``cancel_on_kill``; the deferred wait's trigger does its own."""
+        """Stop the job when ``cancel_on_kill``; the deferred wait's trigger does its own.
+
+        Airflow calls this from its SIGTERM handler, on the main thread, wherever that
+        thread was: possibly inside a log write or a request of this very hook, holding
+        their locks (taking them again here deadlocked the task). So the stop is sent from
+        a thread of its own, on a copy of the hook with its own HTTP session, and logged
+        there; this handler only waits, a bounded time, for the stop to be answered.
+        """
         if not (self.cancel_on_kill and self.job_id):
             return
-        self.log.info("Task killed: stopping AIHC job %s", self.job_id)
+        answered = threading.Event()
+        stopper = threading.Thread(
+            target=self._stop_after_kill,
+            args=(self.job_id, self._job_pool, answered),
+            name=f"aihc-stop-{self.job_id}",
+        )
+        stopper.start()
+        answered.wait(ON_KILL_WAIT_SECONDS)
+
+    def _stop_after_kill(self, job_id: str, pool: str | None, answered: threading.Event) -> None:
+        hook = copy.copy(self.hook)
+        hook.__dict__.pop("session", None)  # its own connections, not the main thread's
         try:
-            self.hook.stop_job(self.job_id, self._job_pool)
+            hook.stop_job(job_id, pool)
         except Exception:
-            self.log.exception("Could not stop AIHC job %s; stop it by hand", self.job_id)
+            answered.set()
+            self.log.exception("Task killed, but AIHC job %s could not be stopped", job_id)
+        else:
+            answered.set()
+            self.log.info("Task killed: stopped AIHC job %s", job_id)
 
 
 def _wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:
