@@ -7,10 +7,10 @@ then ``cleanup()``; the task instance's state is read from the real DB.
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from airflow2_rows import deferred_task_instance
 
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
@@ -28,28 +28,7 @@ DAG_ID = "watch_cleanup"
 @pytest.fixture
 def deferred_ti(airflow_db: None) -> Any:
     """A task instance of a fresh DAG run, in state ``deferred``."""
-    from airflow.models.dag import DAG
-    from airflow.models.dagrun import DagRun
-    from airflow.operators.empty import EmptyOperator
-    from airflow.utils.session import create_session
-    from airflow.utils.state import DagRunState, TaskInstanceState
-    from airflow.utils.types import DagRunType
-
-    start = datetime(2024, 1, 1, tzinfo=UTC)
-    dag = DAG(DAG_ID, schedule=None, start_date=start)
-    EmptyOperator(task_id="wait", dag=dag)
-    with create_session() as session:
-        session.query(DagRun).filter(DagRun.dag_id == DAG_ID).delete()
-    run = dag.create_dagrun(
-        run_id=f"cleanup-{datetime.now().timestamp()}",
-        run_type=DagRunType.MANUAL,
-        state=DagRunState.RUNNING,
-        execution_date=start,
-        data_interval=(start, start),
-    )
-    ti = run.get_task_instance("wait")
-    ti.set_state(TaskInstanceState.DEFERRED)
-    return ti
+    return deferred_task_instance(DAG_ID, "cleanup")
 
 
 async def run_then_remove(trigger: AIHCJobTrigger) -> None:

@@ -25,11 +25,11 @@ A triggerer restart (cancel without the message) must leave the job running: see
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 import rel_plan
+from airflow2_rows import deferred_task_instance
 from rel_support import (
     FIGURES,
     POOL,
@@ -160,28 +160,7 @@ async def test_deferred_mark_failed_on_airflow_3_3_runs_on_kill(
 @pytest.fixture
 def task_row(reliability_db: None) -> Any:
     """Airflow 2.11: a task instance row of a fresh DAG run, ``deferred``."""
-    from airflow.models.dag import DAG
-    from airflow.models.dagrun import DagRun
-    from airflow.operators.empty import EmptyOperator
-    from airflow.utils.session import create_session
-    from airflow.utils.state import DagRunState, TaskInstanceState
-    from airflow.utils.types import DagRunType
-
-    start = datetime(2024, 1, 1, tzinfo=UTC)
-    dag = DAG("rel_deferred_kill", schedule=None, start_date=start)
-    EmptyOperator(task_id="wait", dag=dag)
-    with create_session() as session:
-        session.query(DagRun).filter(DagRun.dag_id == dag.dag_id).delete()
-    run = dag.create_dagrun(
-        run_id=f"rel-kill-{datetime.now().timestamp()}",
-        run_type=DagRunType.MANUAL,
-        state=DagRunState.RUNNING,
-        execution_date=start,
-        data_interval=(start, start),
-    )
-    ti = run.get_task_instance("wait")
-    ti.set_state(TaskInstanceState.DEFERRED)
-    return ti
+    return deferred_task_instance("rel_deferred_kill", "rel-kill")
 
 
 @pytest.mark.skipif(AIRFLOW_V_3_0_PLUS, reason="Airflow 2.x: cleanup reads the DB state")
