@@ -8,7 +8,6 @@ from pathlib import Path
 
 _HOME = Path(tempfile.mkdtemp(prefix="aihc-airflow-home-"))
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DIR = REPO_ROOT.parent / "shared"
 
 os.environ["AIRFLOW_HOME"] = str(_HOME)
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_HOME / 'airflow.db'}"

@@ -27,17 +27,16 @@ Whitespace-only and empty header values *are* generated: both signers skip them.
 
 from __future__ import annotations
 
-import json
 import random
 import string
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
+from signing_vectors import load_vectors
 
 from airflow_provider_aihc.auth import signer
 
@@ -369,19 +368,10 @@ def test_generation_is_deterministic() -> None:
 # -- the oracle and its call convention ---------------------------------------------------
 
 
-def _vectors() -> list[dict[str, Any]]:
-    # The repo is <root>/<repo>; shared/ sits beside it.
-    shared = Path(__file__).resolve().parents[3].parent / "shared"
-    vectors: list[dict[str, Any]] = json.loads(
-        (shared / "bce_signing_vectors.json").read_text(encoding="utf-8")
-    )
-    return vectors
-
-
 def test_sdk_call_reproduces_the_sdk_vectors() -> None:
     """The SDK, called as above, gives every ``sign``/``resource_pool_sign`` vector (v*, q*)."""
     checked = 0
-    for vector in _vectors():
+    for vector in load_vectors():
         functions = {
             "sign": bce_v1_signer.sign,
             "resource_pool_sign": bce_v1_signer.resource_pool_sign,

@@ -1,6 +1,7 @@
 """The signer against the published ``bce-auth-v1`` vectors, one assertion per spec step.
 
-Vectors: ``shared/bce_signing_vectors.json`` (aihc-api.md §9); the rules: aihc-api.md §8.
+Vectors: ``data/bce_signing_vectors.json`` beside this file (``data/README.md`` says where
+each comes from); the rules: Baidu's bce-auth-v1 specification.
 A vector's ``signer`` maps to our ``headers_to_sign`` as follows:
 
 * ``sign`` (bce-python-sdk): the vector's own value; ``None`` is the spec default set and
@@ -16,21 +17,16 @@ we must *not* reproduce, and c07 an unverified core variant we do not follow.
 from __future__ import annotations
 
 import dataclasses
-import json
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
+from signing_vectors import load_vectors
 
 from airflow_provider_aihc.auth import signer
 from airflow_provider_aihc.auth.signer import SignedRequest, sign
 
-# The repo is <root>/<repo>; shared/ sits beside it (locally /work/shared, in CI a sibling clone).
-SHARED_DIR = Path(__file__).resolve().parents[3].parent / "shared"
-VECTORS: list[dict[str, Any]] = json.loads(
-    (SHARED_DIR / "bce_signing_vectors.json").read_text(encoding="utf-8")
-)
+VECTORS = load_vectors()
 BY_PREFIX = {vector["id"][:3]: vector for vector in VECTORS}
 
 #: Asserted in this order, the order the spec computes them, so the first failure is the
