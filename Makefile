@@ -11,12 +11,12 @@ PY3 := $(VENVS)/airflow-$(AF3)/bin/python
 PY2 := $(VENVS)/airflow-$(AF2)/bin/python
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint test-af3 test-af2 bench clean
+.PHONY: demo test lint test-af3 test-af2 test-wheel bench clean
 
 demo: $(PY3).stamp
 	$(PY3) scripts/demo.py
 
-test: lint test-af3 test-af2
+test: lint test-af3 test-af2 test-wheel
 
 lint: $(PY3).stamp
 	$(VENVS)/airflow-$(AF3)/bin/ruff check .
@@ -28,6 +28,11 @@ test-af3: $(PY3).stamp
 
 test-af2: $(PY2).stamp
 	$(PY2) -m pytest $(PYTEST_ARGS)
+
+# The wheel, installed alone beside each pinned Airflow: providers list, connection type,
+# the emulator and a DAG run, with nothing of the source tree on the path.
+test-wheel: $(PY3).stamp
+	$(PY3) scripts/check_wheel.py
 
 bench: $(PY3).stamp
 	$(PY3) bench/run_all.py

@@ -1,0 +1,182 @@
+"""The built wheel works without the repository: what a user gets from ``pip install``.
+
+Builds the wheel, installs it into a fresh venv beside the pinned Airflow, and from an empty
+working directory (nothing of the source tree on ``sys.path``) checks that
+
+1. the package is imported from the venv, not from the checkout;
+2. ``airflow providers list`` shows the provider and the ``aihc`` connection type is
+   registered (``airflow providers hooks``);
+3. the emulator starts from the installed package (``python -m airflow_provider_aihc.emulator
+   --port 0``) and prints its URL;
+4. a DAG using ``AIHCCreateJobOperator`` and ``AIHCJobSensor`` (written here, into a DAGs
+   folder of its own) succeeds with ``airflow dags test`` against that emulator, and the
+   emulator's own record shows the one job it created succeeded.
+
+Usage: ``python scripts/check_wheel.py [AIRFLOW_VERSION ...]`` (default: every version in
+``constraints/``). Exits non-zero on the first failed check.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+UV = ROOT / ".venvs" / "tools" / "bin" / "uv"
+DAG_ID = "aihc_wheel_check"
+DAG = textwrap.dedent(
+    f"""
+    from datetime import datetime
+
+    from airflow import DAG
+
+    from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
+    from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
+
+    with DAG("{DAG_ID}", start_date=datetime(2026, 1, 1), schedule=None, catchup=False):
+        create = AIHCCreateJobOperator(
+            task_id="create",
+            name="wheel-check",
+            image="registry.baidubce.com/aihc/pytorch:2.1",
+            command="python train.py",
+            resource_pool_id="cce-emulator0",
+        )
+        AIHCJobSensor(
+            task_id="wait",
+            job_id=create.output,
+            resource_pool_id="cce-emulator0",
+            deferrable=True,
+            poke_interval=1,
+        )
+    """
+)
+
+
+def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 600) -> str:
+    """Run ``cmd``; its output, or exit with it printed when it fails."""
+    done = subprocess.run(
+        cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if done.returncode != 0:
+        sys.exit(f"FAILED: {' '.join(cmd)} (exit {done.returncode})\n{done.stdout}\n{done.stderr}")
+    return done.stdout
+
+
+PASSED: list[str] = []
+
+
+def check(ok: bool, what: str, detail: str = "") -> None:
+    print(f"  {'ok  ' if ok else 'FAIL'} {what}", flush=True)
+    if not ok:
+        sys.exit(f"wheel check failed: {what}\n{detail}\nwheel: {len(PASSED)} passed, 1 failed")
+    PASSED.append(what)
+
+
+def build_wheel(out: Path) -> Path:
+    run([str(UV), "build", "--wheel", "--out-dir", str(out), str(ROOT)], dict(os.environ), ROOT)
+    (wheel,) = out.glob("airflow_provider_aihc-*.whl")
+    return wheel
+
+
+def airflow_env(work: Path, venv: Path) -> dict[str, str]:
+    home = work / "home"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW")}
+    env.update(
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        VIRTUAL_ENV=str(venv),
+        AIRFLOW_HOME=str(home),
+        AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{home / 'airflow.db'}",
+        AIRFLOW__CORE__LOAD_EXAMPLES="False",
+        AIRFLOW__CORE__DAGS_FOLDER=str(work / "dags"),
+    )
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def start_emulator(
+    python: Path, env: dict[str, str], cwd: Path
+) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [str(python), "-m", "airflow_provider_aihc.emulator", "--port", "0",
+         "--seconds-per-status", "0.5", "--running-seconds", "2"],
+        env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    check("listening on http://127.0.0.1:" in line, "emulator starts from the package", line)
+    return proc, line.split("listening on ")[1].split()[0]
+
+
+def check_version(version: str, wheel: Path, work: Path) -> None:
+    print(f"Airflow {version}:", flush=True)
+    venv = work / "venv"
+    constraints = ROOT / "constraints" / f"airflow-{version}.txt"
+    run([str(UV), "venv", "--quiet", "--python", sys.executable, str(venv)], dict(os.environ), work)
+    run(
+        [str(UV), "pip", "install", "--quiet", "--compile-bytecode", "--python",
+         str(venv / "bin" / "python"), "-c", str(constraints), f"apache-airflow=={version}",
+         str(wheel)],
+        dict(os.environ), work,
+    )  # fmt: skip
+    (work / "dags").mkdir()
+    (work / "dags" / f"{DAG_ID}.py").write_text(DAG)
+    env = airflow_env(work, venv)
+    python, airflow = venv / "bin" / "python", str(venv / "bin" / "airflow")
+
+    where = run([str(python), "-c", "import airflow_provider_aihc as p; print(p.__file__)"],
+                env, work)  # fmt: skip
+    check(where.startswith(str(venv)), "the package loads from the venv", where)
+    providers = run([airflow, "providers", "list", "--output", "json"], env, work)
+    names = {p["package_name"] for p in json.loads(providers)}
+    check("airflow-provider-aihc" in names, "airflow providers list shows it", providers)
+    hooks = run([airflow, "providers", "hooks", "--output", "json"], env, work)
+    types = {h.get("connection_type") for h in json.loads(hooks)}
+    check("aihc" in types, "the aihc connection type is registered", hooks)
+
+    run([airflow, "db", "migrate"], env, work)
+    emulator, url = start_emulator(python, env, work)
+    try:
+        env["AIRFLOW_CONN_AIHC_DEFAULT"] = json.dumps(
+            {"conn_type": "aihc", "login": "aihc-emulator-ak", "password": "aihc-emulator-sk",
+             "host": url}
+        )  # fmt: skip
+        started = time.monotonic()
+        run([airflow, "dags", "test", DAG_ID], env, work)
+        with urllib.request.urlopen(f"{url}/_emulator/state", timeout=10) as answer:
+            state = json.load(answer)
+        statuses = [job["status"] for job in state["jobs"]]
+        check(
+            statuses == ["Succeeded"] and state["requests"].get("CreateJob") == 1,
+            f"a DAG with the operator and the sensor ran ({time.monotonic() - started:.0f} s)",
+            json.dumps(state)[:2000],
+        )
+    finally:
+        emulator.terminate()
+        emulator.wait(timeout=10)
+
+
+def main(versions: list[str]) -> None:
+    versions = versions or sorted(
+        p.stem.removeprefix("airflow-") for p in (ROOT / "constraints").glob("airflow-*.txt")
+    )
+    work = Path(tempfile.mkdtemp(prefix="aihc-wheel-"))
+    try:
+        wheel = build_wheel(work / "dist")
+        print(f"built {wheel.name}", flush=True)
+        for version in versions:
+            check_version(version, wheel, Path(tempfile.mkdtemp(dir=work)))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"wheel: {len(PASSED)} passed, 0 failed", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
