@@ -20,6 +20,7 @@ from airflow_provider_aihc.version_compat import BaseOperator, Context, conf
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.lineage.job import JobLineage
     from airflow_provider_aihc.models.request import CreateJobRequest
     from airflow_provider_aihc.watch import JobEvent
 
@@ -343,6 +344,16 @@ class AIHCCreateJobOperator(BaseOperator):
         else:
             answered.set()
             self.log.info("Task killed: stopped AIHC job %s", job_id)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> JobLineage:
+        """OpenLineage (when its provider is on): the job's datasources as inputs, the
+        ``outlets`` as outputs, the job (id, pool, image, status, reason, ...) as run facets."""
+        from airflow_provider_aihc.lineage.job import job_lineage, pushed_job
+
+        job_id, pool = self.job_id, self._job_pool
+        if job_id is None:  # a deferred task resumes on a new operator object
+            job_id, pool = pushed_job(task_instance, XCOM_JOB_ID, XCOM_RESOURCE_POOL_ID)
+        return job_lineage(self.hook, job_id, pool, self.outlets, with_inputs=True, log=self.log)
 
 
 def _wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:
