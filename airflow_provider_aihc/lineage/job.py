@@ -130,24 +130,6 @@ def outlet_datasets(outlets: Iterable[Any]) -> list[Dataset]:
     return [dataset for dataset in converted if dataset is not None]
 
 
-def pushed_job(task_instance: Any, job_key: str, pool_key: str) -> tuple[Any, Any]:
-    """The job id and pool the task instance pushed to XCom (``None`` when it pushed none,
-    e.g. it failed validation).  Read from XCom, not from the operator: a deferred task
-    resumes on a new operator object.
-
-    :param task_instance: the task instance the OpenLineage listener passes.
-    :param job_key: the XCom key of the job id.
-    :param pool_key: the XCom key of the pool.
-    """
-
-    def pull(key: str) -> Any:
-        return task_instance.xcom_pull(
-            task_ids=task_instance.task_id, key=key, map_indexes=task_instance.map_index
-        )
-
-    return pull(job_key), pull(pool_key)
-
-
 def _with_reason(hook: AIHCHook, job: JobInfo, facet: AIHCJobRunFacet) -> AIHCJobRunFacet:
     """``facet`` with the reason of a failed job, found as the wait finds it."""
     if is_failed(job.status):

@@ -311,6 +311,7 @@ class AIHCCreateJobOperator(BaseOperator):
     def _finish(self, event: JobEvent) -> str:
         from airflow_provider_aihc.watch import complete
 
+        self.job_id = event.job_id  # for lineage: a resumed task is a new operator object
         return complete(event, self.log)
 
     def on_kill(self) -> None:
@@ -348,12 +349,12 @@ class AIHCCreateJobOperator(BaseOperator):
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> JobLineage:
         """OpenLineage (when its provider is on): the job's datasources as inputs, the
         ``outlets`` as outputs, the job (id, pool, image, status, reason, ...) as run facets."""
-        from airflow_provider_aihc.lineage.job import job_lineage, pushed_job
+        from airflow_provider_aihc.lineage.job import job_lineage
 
-        job_id, pool = self.job_id, self._job_pool
-        if job_id is None:  # a deferred task resumes on a new operator object
-            job_id, pool = pushed_job(task_instance, XCOM_JOB_ID, XCOM_RESOURCE_POOL_ID)
-        return job_lineage(self.hook, job_id, pool, self.outlets, with_inputs=True, log=self.log)
+        pool = self._job_pool or self.resource_pool_id or None  # None: the connection's
+        return job_lineage(
+            self.hook, self.job_id, pool, self.outlets, with_inputs=True, log=self.log
+        )
 
 
 def _wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:
