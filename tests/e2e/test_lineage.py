@@ -32,6 +32,8 @@ SEED_IMAGE = (
     "ubuntu20.04-cu11.8-torch1.14.0-py38_v1.2.7.12_release"
 )
 GPUS = [{"name": "baidu.com/a800_80g_cgpu", "quantity": 8}]
+DATA_URI = "pfs://pfs-7xWeAt/datasets/clicks"
+MODEL_URI = "pfs://pfs-7xWeAt/models/clicks-ranker"
 
 
 class Events:
@@ -148,6 +150,25 @@ def test_a_failed_job_reports_its_status_and_reason(aihc_emulator, run_dag, even
     facet = _job_facet(event, job, aihc_emulator.url)
     assert (facet["status"], facet["reason"]) == ("Failed", reason)
     assert len(event["inputs"]) == 5
+
+
+def test_retraining_is_scheduled_on_the_data_the_producer_updates_or_weekly():
+    try:
+        from airflow.dag_processing.dagbag import DagBag
+    except ImportError:  # Airflow 2.11
+        from airflow.models.dagbag import DagBag  # type: ignore[no-redef]
+    bag = DagBag(str(EXAMPLES_DIR / "aihc_scheduled_retraining.py"))
+    producer = bag.dags["aihc_training_data_update"]
+    retraining = bag.dags["aihc_scheduled_retraining"]
+
+    schedule = retraining.timetable
+    assets = schedule.asset_condition if AIRFLOW_V_3_0_PLUS else schedule.dataset_condition
+    assert type(schedule).__name__ in {"AssetOrTimeSchedule", "DatasetOrTimeSchedule"}
+    assert [a.uri for a in assets.objects] == [DATA_URI]
+    cron = schedule.timetable  # 3.x keeps the expression as given, 2.11 expands it
+    assert (getattr(cron, "expression", None) or cron._expression) in {"@weekly", "0 0 * * 0"}
+    assert [a.uri for a in producer.get_task("publish_training_data").outlets] == [DATA_URI]
+    assert [a.uri for a in retraining.get_task("promote").outlets] == [MODEL_URI]
 
 
 def _run_without_logical_date(dag_id: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
