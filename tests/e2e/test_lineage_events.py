@@ -21,7 +21,7 @@ from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 
 sys.path.insert(0, str(Path(__file__).parent / "dags"))
-from lineage import REGISTRY_PASSWORD, SECRETS
+from lineage_cases import REGISTRY_PASSWORD, SECRETS
 
 pytestmark = pytest.mark.dagrun
 
