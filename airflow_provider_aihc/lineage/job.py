@@ -17,7 +17,6 @@ Reported:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -38,6 +37,7 @@ from airflow_provider_aihc.models.status import is_failed
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
     from airflow_provider_aihc.models.job import JobInfo
+    from airflow_provider_aihc.watch.flow import Log
 
 #: ``source`` of the standard ``externalQuery`` run facet.
 EXTERNAL_SOURCE = "aihc"
@@ -53,7 +53,7 @@ def job_lineage(
     outlets: Iterable[Any],
     *,
     with_inputs: bool,
-    log: logging.Logger | Any,
+    log: Log,
 ) -> JobLineage:
     """The lineage of a task that created or watched ``job_id``.
 

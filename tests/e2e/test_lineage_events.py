@@ -17,7 +17,11 @@ from typing import Any
 import pytest
 from e2e_paths import EXAMPLES_DIR
 
-from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios
+from airflow_provider_aihc.emulator import (
+    DEFAULT_RESOURCE_POOL_ID,
+    DEFAULT_SECRET_ACCESS_KEY,
+    scenarios,
+)
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 
 sys.path.insert(0, str(Path(__file__).parent / "dags"))
@@ -48,6 +52,12 @@ class Events:
 
     def all(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in self.text.splitlines() if line.strip()]
+
+    def leaks(self) -> list[str]:
+        """The secrets of the test DAGs and of the connection found in any event."""
+        text = self.text
+        secrets = [*SECRETS.values(), REGISTRY_PASSWORD, DEFAULT_SECRET_ACCESS_KEY]
+        return [secret for secret in secrets if secret in text]
 
     def end(self, dag_id: str, task_id: str) -> dict[str, Any]:
         """The task's one COMPLETE or FAIL event."""
@@ -107,6 +117,7 @@ def test_seed_job_reports_its_pfs_input_and_the_finished_job(aihc_emulator, run_
     }
     assert (facet["jobFramework"], facet["priority"]) == ("PyTorchJob", "normal")
     assert "reason" not in facet
+    assert events.leaks() == []
 
 
 def test_every_datasource_kind_is_an_input_outlets_are_outputs_and_no_secret_leaks(
@@ -130,10 +141,8 @@ def test_every_datasource_kind_is_an_input_outlets_are_outputs_and_no_secret_lea
         ("file", "/tmp/aihc-lineage/report.json"),
     ]
     assert _job_facet(event, job, aihc_emulator.url)["status"] == "Succeeded"
-    text = events.text
-    assert text.count('"eventType": "START"') >= 1  # the file holds the whole run's events
-    leaked = [s for s in [*SECRETS.values(), REGISTRY_PASSWORD] if s in text]
-    assert leaked == []
+    assert events.text.count('"eventType": "START"') >= 1  # the whole run's events are there
+    assert events.leaks() == []
     assert [s for s in SECRETS.values() if s in run.output] == []
 
 
@@ -150,6 +159,7 @@ def test_a_failed_job_reports_its_status_and_reason(aihc_emulator, run_dag, even
     facet = _job_facet(event, job, aihc_emulator.url)
     assert (facet["status"], facet["reason"]) == ("Failed", reason)
     assert len(event["inputs"]) == 5
+    assert events.leaks() == []
 
 
 def test_retraining_is_scheduled_on_the_data_the_producer_updates_or_weekly():
@@ -209,3 +219,4 @@ def test_data_update_then_retraining_joins_data_training_and_model(aihc_emulator
     assert _job_facet(wait, job, aihc_emulator.url)["status"] == "Succeeded"
     promote = events.end("aihc_scheduled_retraining", "promote")
     assert _datasets(promote["outputs"]) == [("pfs://pfs-7xWeAt", "/models/clicks-ranker")]
+    assert events.leaks() == []
