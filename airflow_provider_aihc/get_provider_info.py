@@ -45,6 +45,19 @@ UI_FIELD_BEHAVIOUR: dict[str, Any] = {
 }
 
 
+#: Asset URI schemes of AIHC storage (``pfs://<instance>/<path>``, ...): a URI check, and the
+#: converter that makes them OpenLineage datasets named as jobs' datasources are.  Airflow 3
+#: reads ``asset-uris``, 2.11 ``dataset-uris``.  The module named is stdlib-only at import.
+_LINEAGE = "airflow_provider_aihc.lineage.naming"
+ASSET_URIS: list[dict[str, Any]] = [
+    {
+        "schemes": ["aihc-dataset", "bos", "cfs", "hostpath", "pfs"],
+        "handler": f"{_LINEAGE}.sanitize_uri",
+        "to_openlineage_converter": f"{_LINEAGE}.convert_asset_to_openlineage",
+    }
+]
+
+
 def get_provider_info() -> dict[str, Any]:
     """Return the provider's metadata for Airflow."""
     integration = "Baidu AIHC"
@@ -85,6 +98,8 @@ def get_provider_info() -> dict[str, Any]:
             }
         ],
         "extra-links": ["airflow_provider_aihc.links.aihc.AIHCJobLink"],
+        "asset-uris": ASSET_URIS,
+        "dataset-uris": ASSET_URIS,
         "connection-types": [
             {
                 "hook-class-name": "airflow_provider_aihc.hooks.aihc.AIHCHook",

@@ -6,6 +6,7 @@ authoring interface to ``airflow.sdk``; 2.11 keeps it under ``airflow.models`` a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from airflow import __version__ as _AIRFLOW_VERSION
@@ -17,6 +18,7 @@ AIRFLOW_V_3_3_PLUS = (_MAJOR, _MINOR) >= (3, 3)
 
 if TYPE_CHECKING or AIRFLOW_V_3_0_PLUS:
     from airflow.sdk import (
+        Asset,
         BaseHook,
         BaseOperator,
         BaseOperatorLink,
@@ -36,6 +38,7 @@ if TYPE_CHECKING or AIRFLOW_V_3_0_PLUS:
         )
 else:  # pragma: no cover - exercised by the Airflow 2.11 test run
     from airflow.configuration import conf
+    from airflow.datasets import Dataset as Asset
     from airflow.exceptions import AirflowSensorTimeout, AirflowSkipException
     from airflow.hooks.base import BaseHook
     from airflow.models.baseoperator import BaseOperator
@@ -50,6 +53,7 @@ __all__ = [
     "AIRFLOW_V_3_3_PLUS",
     "AirflowSensorTimeout",
     "AirflowSkipException",
+    "Asset",
     "BaseHook",
     "BaseOperator",
     "BaseOperatorLink",
@@ -58,10 +62,32 @@ __all__ = [
     "PokeReturnValue",
     "aget_connection",
     "aget_task_state",
+    "asset_or_time_schedule",
     "conf",
     "get_xcom_value",
     "mask_secret",
 ]
+
+
+def asset_or_time_schedule(assets: Sequence[Any], cron: str, *, timezone: str = "UTC") -> Any:
+    """A schedule that runs on an update of any of ``assets``, and also on ``cron``.
+
+    Airflow 3's ``AssetOrTimeSchedule``; on 2.11 (datasets) ``DatasetOrTimeSchedule``.
+    Imported when called: DAG files that do not use it do not pay for it.
+
+    :param assets: the assets (datasets on 2.11) whose updates trigger a run.
+    :param cron: the time schedule, e.g. ``"@weekly"``, as a ``CronTriggerTimetable``.
+    :param timezone: the cron's time zone.
+    """
+    if AIRFLOW_V_3_0_PLUS:
+        from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable
+
+        timetable = CronTriggerTimetable(cron, timezone=timezone)
+        return AssetOrTimeSchedule(timetable=timetable, assets=list(assets))
+    from airflow.timetables.datasets import DatasetOrTimeSchedule
+    from airflow.timetables.trigger import CronTriggerTimetable as Cron
+
+    return DatasetOrTimeSchedule(timetable=Cron(cron, timezone=timezone), datasets=list(assets))
 
 
 async def aget_connection(conn_id: str) -> Any:

@@ -1,8 +1,23 @@
-"""Weekly retraining on AIHC: new data → train on GPUs → wait (deferred) → evaluate → promote.
+"""Data-aware retraining on AIHC: new training data → train on GPUs → wait (deferred) →
+evaluate → promote, which updates the model asset.
+
+* ``aihc_training_data_update`` stands for whatever lands the training data (your ETL):
+  its task declares the training-data asset as an outlet, so each successful run marks the
+  asset updated.  A system outside Airflow does the same through the REST API (Airflow 3:
+  ``POST /api/v2/assets/events`` with the asset's id; 2.11: ``POST /api/v1/datasets/events``
+  with its URI).
+* ``aihc_scheduled_retraining`` runs when the training data is updated, and weekly whatever
+  happens (``AssetOrTimeSchedule`` on Airflow 3, datasets on 2.11); to retrain only on new
+  data, use ``schedule=[TRAINING_DATA]``.  Its ``promote`` step updates the model asset,
+  on which serving or reporting DAGs can be scheduled in turn.
+
+With the OpenLineage provider on, ``train`` reports the job's datasources as its inputs
+(``pfs://pfs-7xWeAt`` ``/datasets/clicks`` is the training-data asset's dataset too) and
+``promote`` the model asset as its output, so lineage joins data → training → model.
 
 Copy this file, point the ``aihc_default`` connection at your AIHC region and pool, and
-replace the data check and the promotion with your own.  A manual run can override any
-``params`` value (image, learning rate, data root, promotion threshold).
+replace the data update and the promotion with your own.  A manual run can override any
+``params`` value (image, learning rate, data path, promotion threshold).
 """
 
 from __future__ import annotations
@@ -21,14 +36,36 @@ except ImportError:  # Airflow 2.11
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
+from airflow_provider_aihc.version_compat import Asset, asset_or_time_schedule
 
 #: How often to look at the job. Minutes are plenty for real training; the demo uses less.
 POLL_SECONDS = float(os.environ.get("AIHC_EXAMPLE_POLL_SECONDS", "60"))
 LOSS = re.compile(r"lm loss: ([0-9.E+-]+)")
+PFS = "pfs-7xWeAt"
+DATA_PATH = "/datasets/clicks"
+#: Updated when new training data has landed; retraining is scheduled on it.
+TRAINING_DATA = Asset(f"pfs://{PFS}{DATA_PATH}")
+#: Updated when a retrained model passed evaluation and was promoted.
+MODEL = Asset(f"pfs://{PFS}/models/clicks-ranker")
+
+with DAG(
+    dag_id="aihc_training_data_update",
+    schedule=None,
+    start_date=datetime(2025, 1, 1),
+    catchup=False,
+    tags=["aihc", "example"],
+):
+
+    @task(outlets=[TRAINING_DATA])
+    def publish_training_data() -> None:
+        """Land a new batch of training data (replace with your ETL)."""
+        print(f"New training data written to {TRAINING_DATA.uri}")
+
+    publish_training_data()
 
 with DAG(
     dag_id="aihc_scheduled_retraining",
-    schedule="@weekly",
+    schedule=asset_or_time_schedule([TRAINING_DATA], "@weekly"),
     start_date=datetime(2025, 1, 1),
     catchup=False,
     params={
@@ -37,30 +74,36 @@ with DAG(
             type="string",
         ),
         "learning_rate": Param(3e-4, type="number", minimum=0),
-        "data_root": Param("/mnt/cluster/datasets/clicks", type="string"),
+        "data_path": Param(DATA_PATH, type="string"),
         "promote_below_loss": Param(11.0, type="number"),
     },
     tags=["aihc", "example"],
 ):
-
-    @task.short_circuit
-    def new_data_arrived(params=None, ds=None) -> bool:
-        """Skip the week when there is nothing new (replace with your storage check)."""
-        print(f"Looking for training data in {params['data_root']}/{ds}")
-        return True
-
     train = AIHCCreateJobOperator(
         task_id="train",
-        name="retrain-{{ ds_nodash }}",
         image="{{ params.image }}",
         command=(
-            "python -m trainer --data {{ params.data_root }}/{{ ds }}"
-            " --lr {{ params.learning_rate }} --output /mnt/cluster/models/{{ ds_nodash }}"
+            "python -m trainer --data /mnt/data --lr {{ params.learning_rate }}"
+            " --output /mnt/checkpoints/{{ run_id | replace(':', '-') | replace('+', '-') }}"
         ),
         job_resources={"baidu.com/a800_80g_cgpu": 8},
-        envs={"DATA_DATE": "{{ ds }}", "CUDA_DEVICE_MAX_CONNECTIONS": "1"},
-        datasources=[{"type": "pfs", "name": "pfs-7xWeAt", "mountPath": "/mnt/cluster"}],
-        labels={"pipeline": "weekly-retraining"},
+        envs={"CUDA_DEVICE_MAX_CONNECTIONS": "1"},
+        datasources=[
+            {
+                "type": "pfs",
+                "name": PFS,
+                "sourcePath": "{{ params.data_path }}",
+                "mountPath": "/mnt/data",
+                "options": {"readOnly": True},
+            },
+            {
+                "type": "pfs",
+                "name": PFS,
+                "sourcePath": "/checkpoints",
+                "mountPath": "/mnt/checkpoints",
+            },
+        ],
+        labels={"pipeline": "data-aware-retraining"},
         retries=2,
     )
 
@@ -89,12 +132,11 @@ with DAG(
     def good_enough(loss: float, params=None) -> bool:
         return loss < params["promote_below_loss"]
 
-    @task
-    def promote(job_id: str, ds=None) -> None:
-        """Register the model (replace with your registry's call)."""
-        print(f"Promoting the model trained by AIHC job {job_id} on data of {ds}")
+    @task(outlets=[MODEL])
+    def promote(job_id: str) -> None:
+        """Publish the model (replace with your registry's call); marks ``MODEL`` updated."""
+        print(f"Promoting the model trained by AIHC job {job_id} to {MODEL.uri}")
 
     loss = evaluate(train.output)
-    new_data_arrived() >> train
     wait >> loss
     good_enough(loss) >> promote(train.output)

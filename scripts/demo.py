@@ -1,4 +1,4 @@
-"""``make demo``: the weekly retraining DAG, run by a real Airflow against a local AIHC.
+"""``make demo``: the retraining DAG, run by a real Airflow against a local AIHC.
 
 Starts the emulator on a free port, points ``aihc_default`` at it through an environment
 variable, runs ``airflow dags test aihc_scheduled_retraining`` (the deferrable wait runs

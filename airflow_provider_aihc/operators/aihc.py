@@ -20,6 +20,7 @@ from airflow_provider_aihc.version_compat import BaseOperator, Context, conf
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.lineage.job import JobLineage
     from airflow_provider_aihc.models.request import CreateJobRequest
     from airflow_provider_aihc.watch import JobEvent
 
@@ -310,6 +311,7 @@ class AIHCCreateJobOperator(BaseOperator):
     def _finish(self, event: JobEvent) -> str:
         from airflow_provider_aihc.watch import complete
 
+        self.job_id = event.job_id  # for lineage: a resumed task is a new operator object
         return complete(event, self.log)
 
     def on_kill(self) -> None:
@@ -343,6 +345,16 @@ class AIHCCreateJobOperator(BaseOperator):
         else:
             answered.set()
             self.log.info("Task killed: stopped AIHC job %s", job_id)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> JobLineage:
+        """OpenLineage (when its provider is on): the job's datasources as inputs, the
+        ``outlets`` as outputs, the job (id, pool, image, status, reason, ...) as run facets."""
+        from airflow_provider_aihc.lineage.job import job_lineage
+
+        pool = self._job_pool or self.resource_pool_id or None  # None: the connection's
+        return job_lineage(
+            self.hook, self.job_id, pool, self.outlets, with_inputs=True, log=self.log
+        )
 
 
 def _wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:

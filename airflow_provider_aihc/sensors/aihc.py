@@ -23,6 +23,7 @@ from airflow_provider_aihc.version_compat import (
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.lineage.job import JobLineage
     from airflow_provider_aihc.watch import JobEvent, JobWatch
 
 DEFER_METHOD_NAME = "execute_complete"
@@ -180,6 +181,16 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             if self.soft_fail or getattr(self, "never_fail", False):
                 raise AirflowSkipException(f"Skipping: {err}") from err
             raise
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> JobLineage:
+        """OpenLineage (when its provider is on): the watched job's final status and reason,
+        with its id, pool, image, ..., as run facets, and the ``outlets`` as outputs.  Its
+        datasources are the inputs of the task that created it, not of this one."""
+        from airflow_provider_aihc.lineage.job import job_lineage
+
+        return job_lineage(
+            self.hook, self.job_id, self.job_pool, self.outlets, with_inputs=False, log=self.log
+        )
 
 
 def _seconds(value: float | timedelta) -> float:
