@@ -234,8 +234,8 @@ def child_main(config_path: str) -> int:
             while True:
                 polls["count"] += 1
                 async with (
-                    borrowed("aihc_default") as http,
-                    http.get(url, headers=signed.headers) as answer,
+                    borrowed("aihc_default", config.url) as lease,
+                    lease.http.get(url, headers=signed.headers) as answer,
                 ):
                     body = await answer.read()
                 if json.loads(body)["result"]["status"] == "Succeeded":

@@ -6,6 +6,12 @@ endpoint).  A session is built with the CA bundle and proxy settings of the mome
 replaced after :data:`SESSION_TTL_SECONDS`, so a rotated bundle reaches a long-lived
 triggerer the way a rotated key does; the old one is closed once its last request is done.
 When the loop ends (``asyncio.run`` cancels what is left), every session of it is closed.
+
+Proxies come from the environment as aiohttp's ``trust_env`` reads them
+(``HTTP(S)_PROXY``, ``NO_PROXY``, proxy credentials), but are looked up here, once per
+session and endpoint, with ``trust_env`` off: on, aiohttp would also read ``~/.netrc`` for
+every request (in a thread) and refuse any request that carries its own ``Authorization``
+when netrc has an entry (a ``default`` line matches every host).
 """
 
 from __future__ import annotations
@@ -19,13 +25,14 @@ import time
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
 
 from airflow_provider_aihc.exceptions import AIHCConfigError
 
 if TYPE_CHECKING:
     import aiohttp
+    from yarl import URL
 
 #: Sockets one triggerer process keeps open per endpoint, however many triggers poll.
 MAX_CONNECTIONS_PER_HOST = 16
@@ -88,14 +95,36 @@ def ssl_context() -> ssl.SSLContext:
         raise AIHCConfigError(f"the CA bundle {cafile or capath!r} cannot be read: {err}") from None
 
 
+class Lease(NamedTuple):
+    """A session lent for one call, and the proxy (if any) its endpoint is reached by."""
+
+    http: aiohttp.ClientSession
+    proxy: URL | None
+    proxy_auth: aiohttp.BasicAuth | None
+
+
+def env_proxy(base_url: str) -> tuple[URL | None, aiohttp.BasicAuth | None]:
+    """The proxy the environment names for ``base_url``, as aiohttp's ``trust_env`` picks
+    it; ``(None, None)`` for none (reads ``~/.netrc``: call it in a thread)."""
+    from aiohttp.helpers import get_env_proxy_for_url
+    from yarl import URL
+
+    try:
+        return get_env_proxy_for_url(URL(base_url))
+    except LookupError:
+        return None, None
+
+
 @dataclass(eq=False)
 class _Session:
-    """One session, when it is due for replacement, and how many calls are using it."""
+    """One session, when it is due for replacement, how many calls are using it, and the
+    proxy of each endpoint it has served."""
 
     http: aiohttp.ClientSession
     expires: float
     users: int = 0
     retired: bool = False
+    proxies: dict[str, tuple[URL | None, aiohttp.BasicAuth | None]] = field(default_factory=dict)
 
 
 class _LoopSessions:
@@ -158,10 +187,11 @@ _LOOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSessions] = (
 
 
 @asynccontextmanager
-async def borrowed(conn_id: str) -> AsyncIterator[aiohttp.ClientSession]:
+async def borrowed(conn_id: str, base_url: str) -> AsyncIterator[Lease]:
     """The running loop's session for ``conn_id``, held for the duration of one call.
 
     :param conn_id: the Airflow connection id the session serves.
+    :param base_url: the endpoint the call goes to (for its proxy).
     """
     loop = asyncio.get_running_loop()
     sessions = _LOOPS.get(loop)
@@ -170,18 +200,19 @@ async def borrowed(conn_id: str) -> AsyncIterator[aiohttp.ClientSession]:
     entry = await sessions.get(conn_id)
     entry.users += 1
     try:
-        yield entry.http
+        if base_url not in entry.proxies:
+            entry.proxies[base_url] = await asyncio.to_thread(env_proxy, base_url)
+        yield Lease(entry.http, *entry.proxies[base_url])
     finally:
         sessions.release(entry)
 
 
 def _new_session(context: ssl.SSLContext) -> aiohttp.ClientSession:
-    """A session of at most 16 sockets per host that honours the proxy environment
-    (``HTTP(S)_PROXY``, ``NO_PROXY``)."""
+    """A session of at most 16 sockets per host (proxies: see :func:`env_proxy`)."""
     import aiohttp
 
     connector = aiohttp.TCPConnector(limit_per_host=MAX_CONNECTIONS_PER_HOST, ssl=context)
-    session = aiohttp.ClientSession(connector=connector, trust_env=True, raise_for_status=False)
+    session = aiohttp.ClientSession(connector=connector, trust_env=False, raise_for_status=False)
     # aiohttp silently sends an idempotent request again when a kept-alive socket drops
     # it; retries belong to RetryPolicy alone (counted, backed off, max_retries=0 honoured).
     # No public switch: aiohttp's own test client turns it off the same way.

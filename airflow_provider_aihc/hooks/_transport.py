@@ -33,10 +33,9 @@ from airflow_provider_aihc.hooks._base import (
     retry_delay,
     unwrap,
 )
-from airflow_provider_aihc.hooks._sessions import borrowed, requests_verify
+from airflow_provider_aihc.hooks._sessions import Lease, borrowed, requests_verify
 
 if TYPE_CHECKING:
-    import aiohttp
     import requests
 
 log = logging.getLogger(__name__)
@@ -138,6 +137,7 @@ def send(
                 allow_redirects=False,
                 stream=True,
                 verify=requests_verify(),
+                auth=_keep_signature,  # else requests puts ~/.netrc's login over ours
             ) as response:
                 chunks = response.iter_content(READ_CHUNK_BYTES)
                 body = read_capped(request, chunks)
@@ -158,13 +158,13 @@ async def asend(
 ) -> Any:
     """Send ``request`` over the running loop's session of ``conn_id``, retrying what
     :class:`RetryPolicy` allows."""
-    async with borrowed(conn_id) as http:  # (aiohttp is loaded by now, off the loop)
+    async with borrowed(conn_id, config.base_url) as lease:  # (aiohttp is loaded by now)
         retrying = RetryPolicy(config.max_retries).aretrying(request, sleep)
-        return await retrying(_aattempt, http, config, request, clock)
+        return await retrying(_aattempt, lease, config, request, clock)
 
 
 async def _aattempt(
-    http: aiohttp.ClientSession, config: ConnectionConfig, request: ApiRequest, clock: Clock
+    lease: Lease, config: ConnectionConfig, request: ApiRequest, clock: Clock
 ) -> Any:
     import aiohttp
     from yarl import URL
@@ -174,13 +174,15 @@ async def _aattempt(
         total=None, sock_connect=config.connect_timeout, sock_read=config.timeout
     )
     try:
-        async with http.request(
+        async with lease.http.request(
             request.endpoint.method,
             URL(signed.url, encoded=True),  # exactly the path and query that were signed
             data=request.body,
             headers=signed.headers,
             timeout=timeout,
             allow_redirects=False,
+            proxy=lease.proxy,
+            proxy_auth=lease.proxy_auth,
         ) as response:
             body = await aread_capped(request, response.content.iter_any())
     except (aiohttp.ClientError, TimeoutError) as err:
@@ -212,6 +214,11 @@ def _append_capped(request: ApiRequest, body: bytearray, chunk: bytes) -> None:
         reason = f"the answer is larger than {MAX_ANSWER_BYTES} bytes; it was not read"
         raise AIHCTransportError(request.endpoint.operation, reason)
     body += chunk
+
+
+def _keep_signature(prepared: requests.PreparedRequest) -> requests.PreparedRequest:
+    """The ``auth`` of every sync request: it is signed already, leave it as it is."""
+    return prepared
 
 
 def _describe(err: BaseException) -> str:

@@ -55,8 +55,8 @@ async def spy_client(hook: AIHCHook, monkeypatch: pytest.MonkeyPatch) -> list[di
 
 async def session_of(conn_id: str = "aihc_default") -> aiohttp.ClientSession:
     """The running loop's shared session of ``conn_id``."""
-    async with borrowed(conn_id) as http:
-        return http
+    async with borrowed(conn_id, "http://127.0.0.1") as lease:
+        return lease.http
 
 
 async def test_aget_job_goes_through_the_shared_session(

@@ -265,7 +265,7 @@ async def test_a_rotated_bundle_reaches_the_triggerer_with_its_next_session(
         assert await send_async(config(server.url), GET_JOB) == {"jobId": "j-1"}
 
 
-# ---- proxies from the environment ----------------------------------------------------------
+# ---- proxies from the environment, never ~/.netrc's login in place of the signature --------
 
 
 @pytest.fixture
@@ -287,8 +287,24 @@ async def test_the_async_sender_goes_through_the_environments_proxy(
         assert proxy.requests[0].startswith(
             f"GET {aihc_emulator.url}/api/v1/aijobs/{job_id}?".encode()
         )
-        proxy_env.setenv("NO_PROXY", "127.0.0.1")
+        proxy_env.setenv("NO_PROXY", "127.0.0.1")  # read with the next session
+        _sessions._LOOPS[asyncio.get_running_loop()].current["aihc_default"].expires = 0.0
         with pytest.raises(AIHCNotFoundError):
             await AIHCHook().aget_job_brief(job_id)
     assert len(proxy.requests) == 1  # NO_PROXY: the second went straight to AIHC
     assert aihc_emulator.backend.count("GetJob", 404) == 2
+
+
+@pytest.mark.parametrize("sender", SENDERS)
+async def test_a_netrc_default_entry_neither_breaks_nor_replaces_the_signature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sender: Sender
+) -> None:
+    netrc = tmp_path / "netrc"
+    netrc.write_text("default login someone password hunter2\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    async with serve(ok(JOB)) as server:
+        assert await sender(config(server.url), GET_JOB) == {"jobId": "j-1"}
+    [request] = server.requests
+    assert b"\r\nAuthorization: bce-auth-v1/" in request
+    assert b"Basic" not in request
