@@ -17,6 +17,7 @@ when netrc has an entry (a ``default`` line matches every host).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import os
 import ssl
@@ -24,7 +25,6 @@ import sys
 import time
 import weakref
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -38,6 +38,8 @@ if TYPE_CHECKING:
 MAX_CONNECTIONS_PER_HOST = 16
 #: How long a session (with its CA bundle and proxy settings) is used before a new one.
 SESSION_TTL_SECONDS = 300.0
+#: How long the end of a loop waits for calls still running before closing their sessions.
+SHUTDOWN_GRACE_SECONDS = 30.0
 #: The environment variables of the CA rule, in the order they are consulted.
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR")
 #: What the first async call needs loaded beyond this module: imported in a thread.
@@ -128,65 +130,82 @@ class _Session:
 
 
 class _LoopSessions:
-    """The sessions of one event loop, by connection id; closes them when the loop ends."""
+    """The sessions of one event loop, by connection id; closes them when the loop ends.
+
+    A replaced session is closed by its last call.  When the loop ends (``asyncio.run``
+    cancels every task at once, so a trigger's cleanup may still be stopping its job),
+    idle sessions are closed at once and busy ones by their last call; a call made after
+    that gets a session of its own, closed by that call.
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.current: dict[str, _Session] = {}
         self.retired: set[_Session] = set()
         self.locks: dict[str, asyncio.Lock] = {}
-        self.closing: set[asyncio.Task[None]] = set()
-        self.keeper = loop.create_task(self._close_when_cancelled(loop), name="aihc-sessions")
+        self.ending = False
+        self.drained = asyncio.Event()  # the loop is ending and every session is closed
+        keeper = loop.create_task(self._close_when_cancelled(loop), name="aihc-sessions")
+        _KEEPERS.add(keeper)
+        keeper.add_done_callback(_KEEPERS.discard)
 
     async def get(self, conn_id: str) -> _Session:
         """The current session of ``conn_id``; builds one (off the loop) when due."""
         entry = self.current.get(conn_id)
         if entry is not None and time.monotonic() < entry.expires:
             return entry
-        lock = self.locks.setdefault(conn_id, asyncio.Lock())
-        async with lock:
+        async with self.locks.setdefault(conn_id, asyncio.Lock()):
             entry = self.current.get(conn_id)
             if entry is None or time.monotonic() >= entry.expires:
                 await preload_async_stack()
                 context = await asyncio.to_thread(ssl_context)  # reads the CA files
                 if entry is not None:
-                    self.retire(entry)
-                entry = self.current[conn_id] = _Session(
-                    _new_session(context), time.monotonic() + SESSION_TTL_SECONDS
-                )
+                    await self.retire(entry)
+                entry = _Session(_new_session(context), time.monotonic() + SESSION_TTL_SECONDS)
+                if not self.ending:
+                    self.current[conn_id] = entry
         return entry
 
-    def retire(self, entry: _Session) -> None:
-        """Stop handing ``entry`` out; close it now if idle, else after its last call."""
-        entry.retired = True
-        self.retired.add(entry)
-        self.release(entry, 0)
+    async def retire(self, entry: _Session) -> None:
+        """Stop handing ``entry`` out; close it now if idle, else at its last call."""
+        if not entry.retired:
+            entry.retired = True
+            self.retired.add(entry)
+            await self.release(entry, 0)
 
-    def release(self, entry: _Session, calls: int = 1) -> None:
+    async def release(self, entry: _Session, calls: int = 1) -> None:
         """``calls`` calls are done with ``entry``; a retired, idle session is closed."""
         entry.users -= calls
         if entry.retired and entry.users <= 0 and entry in self.retired:
             self.retired.discard(entry)
-            task = asyncio.get_running_loop().create_task(entry.http.close())
-            self.closing.add(task)
-            task.add_done_callback(self.closing.discard)
+            await entry.http.close()
+            if self.ending and not self.retired:
+                self.drained.set()
 
     async def _close_when_cancelled(self, loop: asyncio.AbstractEventLoop) -> None:
         try:
             await loop.create_future()
         finally:
-            _LOOPS.pop(loop, None)
-            sessions = [*self.current.values(), *self.retired]
+            self.ending = True
+            entries = list(self.current.values())
             self.current.clear()
-            self.retired.clear()
-            await asyncio.gather(*(s.http.close() for s in sessions), *self.closing)
+            for entry in entries:
+                await self.retire(entry)
+            if self.retired:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.drained.wait(), SHUTDOWN_GRACE_SECONDS)
+            await asyncio.gather(*(entry.http.close() for entry in self.retired))
+            self.locks.clear()  # (they, and the event, would keep the closed loop alive)
+            self.drained = asyncio.Event()
 
 
+#: The keepers of the loops' sessions (a task must be referenced until it is done).
+_KEEPERS: set[asyncio.Task[None]] = set()
 _LOOPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopSessions] = (
     weakref.WeakKeyDictionary()
 )
 
 
-@asynccontextmanager
+@contextlib.asynccontextmanager
 async def borrowed(conn_id: str, base_url: str) -> AsyncIterator[Lease]:
     """The running loop's session for ``conn_id``, held for the duration of one call.
 
@@ -195,16 +214,18 @@ async def borrowed(conn_id: str, base_url: str) -> AsyncIterator[Lease]:
     """
     loop = asyncio.get_running_loop()
     sessions = _LOOPS.get(loop)
-    if sessions is None or sessions.keeper.done():
+    if sessions is None:
         sessions = _LOOPS[loop] = _LoopSessions(loop)
     entry = await sessions.get(conn_id)
     entry.users += 1
     try:
+        if sessions.ending:  # the loop is ending: this session is closed after this call
+            await sessions.retire(entry)
         if base_url not in entry.proxies:
             entry.proxies[base_url] = await asyncio.to_thread(env_proxy, base_url)
         yield Lease(entry.http, *entry.proxies[base_url])
     finally:
-        sessions.release(entry)
+        await sessions.release(entry)
 
 
 def _new_session(context: ssl.SSLContext) -> aiohttp.ClientSession:

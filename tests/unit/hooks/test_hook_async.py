@@ -316,3 +316,35 @@ def test_each_event_loop_gets_its_own_shared_hook(aihc_emulator: EmulatorServer)
         return shared_async_hook("aihc_default")
 
     assert asyncio.run(hook()) is not asyncio.run(hook())
+
+
+def test_a_call_made_while_the_loop_shuts_down_is_answered_and_its_session_closed(
+    aihc_emulator: EmulatorServer, job_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncio.run cancels every task at once: a trigger's cleanup that stops its job
+    runs beside the closing of the sessions, and must still be answered."""
+    built: list[aiohttp.ClientSession] = []
+    real = _sessions._new_session
+    monkeypatch.setattr(_sessions, "_new_session", lambda *a: built.append(real(*a)) or built[-1])
+
+    async def cleanup_on_cancel(started: asyncio.Event) -> None:
+        try:
+            started.set()
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0)  # the sessions' keeper is cancelled in this same round
+            await AIHCHook().astop_job(job_id)
+
+    async def main() -> None:
+        await AIHCHook().aget_job(job_id)  # the session exists before the shutdown
+        started = asyncio.Event()
+        asyncio.get_running_loop().create_task(cleanup_on_cancel(started))
+        await started.wait()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        asyncio.run(main())
+        gc.collect()
+    assert aihc_emulator.backend.count("StopJob", 200) == 1
+    assert built
+    assert all(session.closed for session in built)
