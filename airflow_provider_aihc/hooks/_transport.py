@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 from tenacity import (
@@ -58,6 +58,15 @@ class RetryPolicy:
     """
 
     max_retries: int
+
+    @staticmethod
+    @lru_cache(maxsize=64)
+    def of(max_retries: int) -> RetryPolicy:
+        """The policy of a connection's ``max_retries`` (one object for both senders)."""
+        return RetryPolicy(max_retries)
+
+    # tenacity keeps a call's iteration state on the controller (per thread, not per
+    # coroutine): each call gets its own controller, built from the one policy.
 
     def retrying(self, request: ApiRequest, sleep: Callable[[float], None]) -> Retrying:
         """The policy for one sync call."""
@@ -145,7 +154,7 @@ def send(
             raise AIHCTransportError(request.endpoint.operation, _describe(err)) from err
         return decode(config, request, response.status_code, body, response.headers)
 
-    return RetryPolicy(config.max_retries).retrying(request, sleep)(attempt)
+    return RetryPolicy.of(config.max_retries).retrying(request, sleep)(attempt)
 
 
 async def asend(
@@ -159,7 +168,7 @@ async def asend(
     """Send ``request`` over the running loop's session of ``conn_id``, retrying what
     :class:`RetryPolicy` allows."""
     async with borrowed(conn_id, config.base_url) as lease:  # (aiohttp is loaded by now)
-        retrying = RetryPolicy(config.max_retries).aretrying(request, sleep)
+        retrying = RetryPolicy.of(config.max_retries).aretrying(request, sleep)
         return await retrying(_aattempt, lease, config, request, clock)
 
 
