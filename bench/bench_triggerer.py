@@ -10,12 +10,12 @@ Three processes, as in a deployment:
   on their own (one status lasts 10^9 s) but their logs grow by one line per second while
   they run;
 * **the trigger process**, this script with ``--child``: it imports what a triggerer has
-  loaded (Airflow, our trigger, hook and models, httpx), notes its RSS, then runs one
+  loaded (Airflow, our trigger, hook and models, aiohttp), notes its RSS, then runs one
   asyncio event loop driving every trigger's ``run()`` to its first event, as the triggerer
   does, plus a 10 ms ticker that measures its own lateness (event-loop lag) and a 1 s
   sampler of CPU time (``time.process_time``) and RSS. The connection comes from
   ``AIRFLOW_CONN_AIHC_DEFAULT`` (``aget_connection``). New TCP connections are counted by
-  wrapping ``BaseEventLoop.create_connection`` (httpx, through anyio, opens them there);
+  wrapping ``BaseEventLoop.create_connection`` (aiohttp opens them there);
 * **the driver** (this script): creates N jobs through the API and sets them ``Running``
   (control API), starts the trigger process, and at staggered moments (spread evenly over
   60-120 s after the triggers start, in random order) sets each job ``Succeeded`` through
@@ -128,12 +128,13 @@ def emit(kind: str, payload: Any) -> None:
 def child_main(config_path: str) -> int:
     config = Config(**json.loads(Path(config_path).read_text()))
     # Everything a triggerer process has loaded before our triggers run.
-    import httpx  # noqa: F401
+    import aiohttp  # noqa: F401
+    from yarl import URL
 
     import airflow_provider_aihc.hooks.aihc
     import airflow_provider_aihc.watch  # noqa: F401
-    from airflow_provider_aihc.hooks._aio import ConnectionPool
     from airflow_provider_aihc.hooks._base import ApiRequest, ConnectionConfig, prepare
+    from airflow_provider_aihc.hooks._sessions import borrowed
     from airflow_provider_aihc.hooks.aihc import GET_JOB
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
     from airflow_provider_aihc.watch import JobWatch, first_poll_delay
@@ -219,23 +220,25 @@ def child_main(config_path: str) -> int:
                 events[trigger.job_id] = (time.time(), event.payload["status"])
                 break
 
-        pool = ConnectionPool(
-            config.url, max_connections=16, keepalive=120.0, connect_timeout=10.0, timeout=60.0
-        )
-
         async def floor_watch(job_id: str) -> str:
-            """The floor: the same wake-ups and one GET per poll on the same pool, signed
-            once up front, the answer decoded by ``json`` and its status read, nothing else."""
+            """The floor: the same wake-ups and one GET per poll on the triggers' shared
+            session, signed once up front, the answer decoded by ``json`` and its status
+            read, nothing else."""
             signed = prepare(
                 ConnectionConfig(config.url, "aihc-emulator-ak", "aihc-emulator-sk"),
                 ApiRequest(GET_JOB, f"/api/v1/aijobs/{job_id}", (("resourcePoolId", POOL),)),
                 time.time(),
             )
             await grid_sleep(first_poll_delay(job_id, config.poll_interval))
+            url = URL(signed.url, encoded=True)
             while True:
                 polls["count"] += 1
-                answer = await pool.request("GET", signed.target, signed.headers, None)
-                if json.loads(answer.body)["result"]["status"] == "Succeeded":
+                async with (
+                    borrowed("aihc_default", config.url) as lease,
+                    lease.http.get(url, headers=signed.headers) as answer,
+                ):
+                    body = await answer.read()
+                if json.loads(body)["result"]["status"] == "Succeeded":
                     return "success"
                 await grid_sleep(config.poll_interval)
 

@@ -3,8 +3,8 @@
 Nothing here knows an AIHC endpoint beyond its :class:`Endpoint` row; ``hooks/aihc.py``
 declares those and parses the answers.  The pure pieces (:func:`prepare`,
 :func:`error_from_response`, :func:`unwrap`, :func:`is_retryable`, :func:`retry_delay`)
-are shared by the sync (``requests``) and async (``hooks/_aio.py``) senders, which differ
-only in how they put bytes on the wire.
+are shared by the sync (``requests``) and async (``aiohttp``) senders of
+``hooks/_transport.py``, which differ only in how they put bytes on the wire.
 """
 
 from __future__ import annotations
@@ -143,7 +143,9 @@ def config_from_connection(conn: Any) -> ConnectionConfig:
     :raises AIHCConfigError: naming the field that is missing or wrong.
     """
     extra: Mapping[str, Any] = conn.extra_dejson or {}
-    problems = []
+    problems = header_problems(conn, extra)
+    if problems:  # checked first: a broken value must not reach the parsing below
+        raise AIHCConfigError(f"AIHC connection {conn.conn_id!r}: " + "; ".join(problems))
     if not conn.login:
         problems.append("login (the Access Key ID) is empty")
     if not conn.password:
@@ -177,6 +179,26 @@ def config_from_connection(conn: Any) -> ConnectionConfig:
         connect_timeout=numbers["connect_timeout"],
         max_retries=int(numbers["max_retries"]),
     )
+
+
+def header_problems(conn: Any, extra: Mapping[str, Any]) -> list[str]:
+    """The connection fields whose value would put a line break into a request header
+    (named, their values never shown: a header injection or a pasted secret).
+
+    :param conn: an Airflow ``Connection``.
+    :param extra: its extras.
+    """
+    fields = {
+        "login (the Access Key ID)": conn.login,
+        "host": conn.host,
+        "extra region": extra.get("region"),
+        "extra security_token": extra.get("security_token"),
+    }
+    return [
+        f"{name} contains a line break (CR or LF), which cannot go into an HTTP header"
+        for name, value in fields.items()
+        if isinstance(value, str) and ("\r" in value or "\n" in value)
+    ]
 
 
 def _base_url(host: str | None, port: int | None, region: str | None) -> str:

@@ -1,21 +1,29 @@
-"""The two senders: ``requests`` for workers, a shared keep-alive pool for triggers.
+"""The two senders: ``requests`` for workers, the loop's shared ``aiohttp`` session for
+triggers.
 
-Both run the same loop: sign the attempt afresh (:func:`prepare`), send, decode or map the
-error, and ask :func:`next_delay` whether and when to try again.  Only the I/O differs.
+Both run one attempt the same way (sign afresh with :func:`prepare`, send, read at most
+:data:`MAX_ANSWER_BYTES`, decode or map the error) under the same :class:`RetryPolicy`;
+only the I/O differs.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-import weakref
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
-from urllib.parse import urlsplit
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache, partial
+from typing import TYPE_CHECKING, Any
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+)
 
 from airflow_provider_aihc.exceptions import AIHCError, AIHCTransportError
-from airflow_provider_aihc.hooks._aio import ConnectionPool, Response
 from airflow_provider_aihc.hooks._base import (
     ApiRequest,
     ConnectionConfig,
@@ -25,34 +33,79 @@ from airflow_provider_aihc.hooks._base import (
     retry_delay,
     unwrap,
 )
+from airflow_provider_aihc.hooks._sessions import Lease, borrowed, requests_verify
 
 if TYPE_CHECKING:
     import requests
 
 log = logging.getLogger(__name__)
 
-#: Connections one triggerer process keeps open per endpoint, however many triggers poll.
-ASYNC_MAX_CONNECTIONS = 16
-#: How long an idle pooled connection is kept (httpx's default is 5 s).
-KEEPALIVE_SECONDS = 120.0
+#: The most an answer may hold after decompression; AIHC's largest are a few hundred KiB.
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+#: Bytes read from ``requests`` at a time (urllib3 decompresses at most this much per read).
+READ_CHUNK_BYTES = 64 * 1024
 Clock = Callable[[], float]
 
 
-def next_delay(
-    request: ApiRequest, error: AIHCError, attempt: int, max_retries: int
-) -> float | None:
-    """Seconds to wait before retrying, or ``None`` to give up and raise ``error``."""
-    if not request.endpoint.retryable or not is_retryable(error) or attempt >= max_retries:
-        return None
-    delay = retry_delay(attempt, error)
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """When a failed call is sent again and how long to wait first, for both senders:
+    only endpoints that may be repeated, only :func:`is_retryable` errors, at most
+    ``max_retries`` times, waiting :func:`retry_delay` (``Retry-After`` when given).
+    The last error is raised as itself.
+
+    :param max_retries: attempts after the first (the connection's extra ``max_retries``).
+    """
+
+    max_retries: int
+
+    @staticmethod
+    @lru_cache(maxsize=64)
+    def of(max_retries: int) -> RetryPolicy:
+        """The policy of a connection's ``max_retries`` (one object for both senders)."""
+        return RetryPolicy(max_retries)
+
+    # tenacity keeps a call's iteration state on the controller (per thread, not per
+    # coroutine): each call gets its own controller, built from the one policy.
+
+    def retrying(self, request: ApiRequest, sleep: Callable[[float], None]) -> Retrying:
+        """The policy for one sync call."""
+        return Retrying(sleep=sleep, **self._rules(request))
+
+    def aretrying(
+        self, request: ApiRequest, sleep: Callable[[float], Awaitable[None]]
+    ) -> AsyncRetrying:
+        """The policy for one async call."""
+        return AsyncRetrying(sleep=sleep, **self._rules(request))
+
+    def _rules(self, request: ApiRequest) -> dict[str, Any]:
+        return {
+            "retry": retry_if_exception(partial(_may_retry, request)),
+            "stop": stop_after_attempt(self.max_retries + 1),
+            "wait": _wait,
+            "before_sleep": partial(_log_retry, request),
+            "reraise": True,
+        }
+
+
+def _may_retry(request: ApiRequest, error: BaseException) -> bool:
+    return request.endpoint.retryable and isinstance(error, AIHCError) and is_retryable(error)
+
+
+def _wait(state: RetryCallState) -> float:
+    error = state.outcome.exception() if state.outcome else None
+    assert isinstance(error, AIHCError)  # _may_retry let only these through
+    return retry_delay(state.attempt_number - 1, error)
+
+
+def _log_retry(request: ApiRequest, state: RetryCallState) -> None:
     log.warning(
         "AIHC %s attempt %d failed (%s); retrying in %.1f s",
         request.endpoint.operation,
-        attempt + 1,
-        error,
-        delay,
+        state.attempt_number,
+        state.outcome.exception() if state.outcome else None,
+        state.upcoming_sleep,
     )
-    return delay
 
 
 def decode(
@@ -78,183 +131,106 @@ def send(
     clock: Clock = time.time,
     sleep: Callable[[float], None] = time.sleep,
 ) -> Any:
-    """Send ``request`` with ``requests``, retrying what may be retried."""
+    """Send ``request`` with ``requests``, retrying what :class:`RetryPolicy` allows."""
     import requests
 
-    attempt = 0
-    while True:
+    def attempt() -> Any:
         signed = prepare(config, request, clock())
         try:
-            try:
-                response = session.request(
-                    request.endpoint.method,
-                    signed.url,
-                    data=request.body,
-                    headers=signed.headers,
-                    timeout=(config.connect_timeout, config.timeout),
-                    allow_redirects=False,
-                )
-            except requests.RequestException as err:
-                raise AIHCTransportError(request.endpoint.operation, _describe(err)) from err
-            return decode(config, request, response.status_code, response.content, response.headers)
-        except AIHCError as err:
-            delay = next_delay(request, err, attempt, config.max_retries)
-            if delay is None:
-                raise
-        sleep(delay)
-        attempt += 1
+            with session.request(
+                request.endpoint.method,
+                signed.url,
+                data=request.body,
+                headers=signed.headers,
+                timeout=(config.connect_timeout, config.timeout),
+                allow_redirects=False,
+                stream=True,
+                verify=requests_verify(),
+                auth=_keep_signature,  # else requests puts ~/.netrc's login over ours
+            ) as response:
+                chunks = response.iter_content(READ_CHUNK_BYTES)
+                body = read_capped(request, chunks)
+        except requests.RequestException as err:
+            raise AIHCTransportError(request.endpoint.operation, _describe(err)) from err
+        return decode(config, request, response.status_code, body, response.headers)
+
+    return RetryPolicy.of(config.max_retries).retrying(request, sleep)(attempt)
 
 
 async def asend(
-    client: AsyncClient,
+    conn_id: str,
     config: ConnectionConfig,
     request: ApiRequest,
     *,
     clock: Clock = time.time,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    sleep: Callable[[float], Awaitable[None]],
 ) -> Any:
-    """Send ``request`` with the loop's shared client, retrying what may be retried."""
-    attempt = 0
-    while True:
-        signed = prepare(config, request, clock())
-        try:
-            try:
-                response = await client.request(
-                    request.endpoint.method,
-                    signed.target,
-                    signed.headers,
-                    request.body,
-                )
-            except client.errors as err:
-                raise AIHCTransportError(request.endpoint.operation, _describe(err)) from err
-            return decode(config, request, response.status, response.body, response.headers)
-        except AIHCError as err:
-            delay = next_delay(request, err, attempt, config.max_retries)
-            if delay is None:
-                raise
-        await sleep(delay)
-        attempt += 1
+    """Send ``request`` over the running loop's session of ``conn_id``, retrying what
+    :class:`RetryPolicy` allows."""
+    async with borrowed(conn_id, config.base_url) as lease:  # (aiohttp is loaded by now)
+        retrying = RetryPolicy.of(config.max_retries).aretrying(request, sleep)
+        return await retrying(_aattempt, lease, config, request, clock)
 
 
-class AsyncClient(Protocol):
-    """What :func:`asend` needs of a client: one request, its whole answer."""
+async def _aattempt(
+    lease: Lease, config: ConnectionConfig, request: ApiRequest, clock: Clock
+) -> Any:
+    import aiohttp
+    from yarl import URL
 
-    #: The exceptions that mean "no usable answer" (mapped to ``AIHCTransportError``).
-    errors: tuple[type[Exception], ...]
-
-    @property
-    def is_closed(self) -> bool: ...
-
-    async def request(
-        self,
-        method: str,
-        target: str,
-        headers: Mapping[str, str],
-        body: bytes | None,
-    ) -> Response: ...
-
-    async def aclose(self) -> None: ...
-
-
-class _HttpxClient:
-    """httpx, for an endpoint reached through a proxy (``HTTPS_PROXY`` and friends)."""
-
-    def __init__(self, config: ConnectionConfig) -> None:
-        import httpx
-
-        _quiet_httpx()
-        self.base_url = config.base_url
-        self.errors: tuple[type[Exception], ...] = (httpx.HTTPError,)
-        self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(config.timeout, connect=config.connect_timeout, pool=None),
-            limits=httpx.Limits(
-                max_connections=ASYNC_MAX_CONNECTIONS,
-                max_keepalive_connections=ASYNC_MAX_CONNECTIONS,
-                keepalive_expiry=KEEPALIVE_SECONDS,
-            ),
-            follow_redirects=False,
-            trust_env=True,
-        )
-        # httpcore reassigns every waiting request at each step, so a thousand triggers
-        # polling at once cost it quadratic CPU: queue them here instead.
-        self._gate = asyncio.Semaphore(ASYNC_MAX_CONNECTIONS)
-
-    @property
-    def is_closed(self) -> bool:
-        return self._client.is_closed
-
-    async def request(
-        self,
-        method: str,
-        target: str,
-        headers: Mapping[str, str],
-        body: bytes | None,
-    ) -> Response:
-        async with self._gate:
-            answer = await self._client.request(
-                method, self.base_url + target, content=body, headers=headers
-            )
-        return Response(answer.status_code, dict(answer.headers), answer.content)
-
-    async def aclose(self) -> None:
-        await self._client.aclose()
+    signed = prepare(config, request, clock())
+    timeout = aiohttp.ClientTimeout(
+        total=None, sock_connect=config.connect_timeout, sock_read=config.timeout
+    )
+    try:
+        async with lease.http.request(
+            request.endpoint.method,
+            URL(signed.url, encoded=True),  # exactly the path and query that were signed
+            data=request.body,
+            headers=signed.headers,
+            timeout=timeout,
+            allow_redirects=False,
+            proxy=lease.proxy,
+            proxy_auth=lease.proxy_auth,
+        ) as response:
+            body = await aread_capped(request, response.content.iter_any())
+    except (aiohttp.ClientError, TimeoutError) as err:
+        raise AIHCTransportError(request.endpoint.operation, _describe(err)) from err
+    return decode(config, request, response.status, body, response.headers)
 
 
-_CLIENTS: weakref.WeakKeyDictionary[
-    asyncio.AbstractEventLoop, dict[tuple[Any, ...], AsyncClient]
-] = weakref.WeakKeyDictionary()
+def read_capped(request: ApiRequest, chunks: Iterable[bytes]) -> bytes:
+    """The whole body from ``chunks``, refused as soon as it passes :data:`MAX_ANSWER_BYTES`.
 
-
-def shared_async_client(config: ConnectionConfig) -> AsyncClient:
-    """One pooled client per endpoint and event loop, shared by every trigger in the process.
-
-    Triggers come and go; the pool stays, so a thousand watched jobs use a handful of
-    keep-alive connections rather than one each.  An endpoint that the environment sends
-    through a proxy gets httpx (which speaks to proxies); every other one gets
-    :class:`~airflow_provider_aihc.hooks._aio.ConnectionPool`.
+    :raises AIHCTransportError: the answer is larger than the cap.
     """
-    loop = asyncio.get_running_loop()
-    key = (config.base_url, config.timeout, config.connect_timeout)
-    clients = _CLIENTS.setdefault(loop, {})
-    client = clients.get(key)
-    if client is None or client.is_closed:
-        if uses_proxy(config.base_url):
-            client = _HttpxClient(config)
-        else:
-            client = ConnectionPool(
-                config.base_url,
-                max_connections=ASYNC_MAX_CONNECTIONS,
-                keepalive=KEEPALIVE_SECONDS,
-                connect_timeout=config.connect_timeout,
-                timeout=config.timeout,
-            )
-        clients[key] = client
-    return client
+    body = bytearray()
+    for chunk in chunks:
+        _append_capped(request, body, chunk)
+    return bytes(body)
 
 
-def uses_proxy(base_url: str) -> bool:
-    """Whether the environment (``HTTP(S)_PROXY``, ``ALL_PROXY``, ``NO_PROXY``) sends
-    requests to ``base_url`` through a proxy."""
-    import urllib.request
-
-    parts = urlsplit(base_url)
-    proxies = urllib.request.getproxies_environment()
-    if not (proxies.get(parts.scheme) or proxies.get("all")):
-        return False
-    return not urllib.request.proxy_bypass(parts.netloc)
+async def aread_capped(request: ApiRequest, chunks: AsyncIterable[bytes]) -> bytes:
+    """Async :func:`read_capped`."""
+    body = bytearray()
+    async for chunk in chunks:
+        _append_capped(request, body, chunk)
+    return bytes(body)
 
 
-def _quiet_httpx() -> None:
-    """httpx logs every request at INFO: one line per poll per job in a triggerer's log.
-
-    Airflow 3 already sets it to WARNING; do the same on 2.11 unless the user set a level.
-    """
-    httpx_log = logging.getLogger("httpx")
-    if httpx_log.level == logging.NOTSET:
-        httpx_log.setLevel(logging.WARNING)
+def _append_capped(request: ApiRequest, body: bytearray, chunk: bytes) -> None:
+    if len(body) + len(chunk) > MAX_ANSWER_BYTES:
+        reason = f"the answer is larger than {MAX_ANSWER_BYTES} bytes; it was not read"
+        raise AIHCTransportError(request.endpoint.operation, reason)
+    body += chunk
 
 
-def _describe(err: Exception) -> str:
+def _keep_signature(prepared: requests.PreparedRequest) -> requests.PreparedRequest:
+    """The ``auth`` of every sync request: it is signed already, leave it as it is."""
+    return prepared
+
+
+def _describe(err: BaseException) -> str:
     """The exception's class and message: URLs only, never headers."""
     text = str(err).strip()
     return f"{type(err).__name__}: {text}" if text else type(err).__name__

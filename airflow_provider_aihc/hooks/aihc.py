@@ -28,7 +28,7 @@ from airflow_provider_aihc.hooks._base import (
     Params,
     config_from_connection,
 )
-from airflow_provider_aihc.hooks._transport import asend, send, shared_async_client
+from airflow_provider_aihc.hooks._transport import asend, send
 from airflow_provider_aihc.models.build import build_create_request
 from airflow_provider_aihc.models.job import (
     CreateJobResult,
@@ -542,8 +542,9 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         request = _request(
             config, self.aihc_conn_id, endpoint, resource_pool_id, queue_id, params, body, path_args
         )
-        client = shared_async_client(config)
-        result = await asend(client, config, request, clock=self.clock, sleep=self.asleep)
+        result = await asend(
+            self.aihc_conn_id, config, request, clock=self.clock, sleep=self.asleep
+        )
         return _parse(parse, endpoint, result)
 
 

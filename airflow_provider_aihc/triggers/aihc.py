@@ -100,6 +100,9 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
         """Poll until the job ends or the deadline passes; yield exactly one event."""
+        from airflow_provider_aihc.hooks._sessions import preload_async_stack
+
+        await preload_async_stack()  # the hook, models and aiohttp: imported off the loop
         from airflow_provider_aihc.watch import JobEvent, JobWatch, adrive, first_poll_delay
         from airflow_provider_aihc.watch.flow import grid_sleep
 

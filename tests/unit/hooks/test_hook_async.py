@@ -1,13 +1,16 @@
-"""The async twins over the shared ``httpx.AsyncClient``: same answers, same errors, same
-retries as the sync path, one client (and its connections) per endpoint and event loop."""
+"""The async twins over the shared ``aiohttp`` session: same answers, same errors, same
+retries as the sync path, one session (and its sockets) per connection id and event loop."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
+import aiohttp
 import pytest
 from hook_helpers import POOL, SK, StepClock, Waits, job_body, total_requests
 
@@ -23,8 +26,10 @@ from airflow_provider_aihc.exceptions import (
     AIHCThrottledError,
     AIHCTransportError,
 )
+from airflow_provider_aihc.hooks import _sessions, _transport
 from airflow_provider_aihc.hooks import aihc as aihc_module
-from airflow_provider_aihc.hooks._transport import AsyncClient, shared_async_client
+from airflow_provider_aihc.hooks._base import Attempt
+from airflow_provider_aihc.hooks._sessions import borrowed
 from airflow_provider_aihc.hooks.aihc import AIHCHook, shared_async_hook
 
 
@@ -35,20 +40,26 @@ def job_id(aihc_emulator: EmulatorServer) -> str:
 
 
 async def spy_client(hook: AIHCHook, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
-    """Record the headers of every request the hook's shared client sends."""
-    client = shared_async_client(await hook.aconfig())
-    real = client.request
+    """Record the headers of every attempt the async sender signs (and then sends)."""
     sent: list[dict[str, str]] = []
+    real = _transport.prepare
 
-    async def request(method: str, target: str, headers: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(dict(headers))
-        return await real(method, target, headers, *args, **kwargs)
+    def prepare(*args: Any) -> Attempt:
+        attempt = real(*args)
+        sent.append(dict(attempt.headers))
+        return attempt
 
-    monkeypatch.setattr(client, "request", request)
+    monkeypatch.setattr(_transport, "prepare", prepare)
     return sent
 
 
-async def test_aget_job_goes_through_the_shared_client(
+async def session_of(conn_id: str = "aihc_default") -> aiohttp.ClientSession:
+    """The running loop's shared session of ``conn_id``."""
+    async with borrowed(conn_id, "http://127.0.0.1") as lease:
+        return lease.http
+
+
+async def test_aget_job_goes_through_the_shared_session(
     aihc_emulator: EmulatorServer, job_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     hook = AIHCHook()
@@ -61,39 +72,59 @@ async def test_aget_job_goes_through_the_shared_client(
     assert aihc_emulator.backend.count("GetJob", 200) == 1
 
 
-async def test_two_hooks_share_one_client_and_connection(
+async def test_hooks_of_one_connection_share_one_session_and_socket(
     aihc_emulator: EmulatorServer, job_id: str, set_conn: Callable[..., None]
 ) -> None:
     set_conn("aihc_other")
-    first, second = AIHCHook(), AIHCHook("aihc_other")
-    client = shared_async_client(await first.aconfig())
-    assert shared_async_client(await second.aconfig()) is client
+    first, second = AIHCHook(), AIHCHook()
     await first.aget_job(job_id)
     await second.aget_job(job_id)
     await first.aget_job_events(job_id)
     await second.aget_pod_logs(job_id, "async-job-master-0")
     assert aihc_emulator.backend.count("GetJob", 200) == 2
-    assert aihc_emulator.connections_total == 1  # keep-alive, one pool
-    assert not client.is_closed
+    assert aihc_emulator.connections_total == 1  # keep-alive, one session
+    session = await session_of()
+    assert not session.closed
+    assert session.connector is not None
+    assert session.connector.limit_per_host == 16
+    other = AIHCHook("aihc_other")
+    await other.aget_job(job_id)
+    assert await session_of("aihc_other") is not session  # one session per connection id
+    assert aihc_emulator.connections_total == 2
 
 
-async def test_other_timeouts_get_their_own_client(
-    aihc_emulator: EmulatorServer, set_conn: Callable[..., None]
+def test_each_event_loop_gets_its_own_session_closed_with_it(
+    aihc_emulator: EmulatorServer, job_id: str
 ) -> None:
-    set_conn("aihc_slow", extra={"timeout": 300})
-    fast, slow = AIHCHook(), AIHCHook("aihc_slow")
-    assert shared_async_client(await fast.aconfig()) is not shared_async_client(
-        await slow.aconfig()
-    )
+    async def poll() -> aiohttp.ClientSession:
+        await AIHCHook().aget_job(job_id)
+        return await session_of()
 
-
-def test_each_event_loop_gets_its_own_client(aihc_emulator: EmulatorServer) -> None:
-    async def client() -> AsyncClient:
-        return shared_async_client(await AIHCHook().aconfig())
-
-    first = asyncio.run(client())
-    second = asyncio.run(client())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)  # "Unclosed client session"
+        first = asyncio.run(poll())
+        second = asyncio.run(poll())
+        gc.collect()
     assert first is not second
+    assert first.closed
+    assert second.closed
+    assert aihc_emulator.backend.count("GetJob", 200) == 2
+
+
+async def test_a_session_is_replaced_after_its_ttl_and_closed_when_idle(
+    aihc_emulator: EmulatorServer, job_id: str
+) -> None:
+    hook = AIHCHook()
+    await hook.aget_job(job_id)
+    old = await session_of()
+    _sessions._LOOPS[asyncio.get_running_loop()].current["aihc_default"].expires = 0.0
+    await hook.aget_job(job_id)  # builds a new session (with the CA bundle of now)
+    new = await session_of()
+    assert new is not old
+    await asyncio.sleep(0)  # the old, idle session's close runs
+    await asyncio.sleep(0)
+    assert old.closed
+    assert not new.closed
 
 
 async def test_async_twins(aihc_emulator: EmulatorServer, job_id: str) -> None:
@@ -285,3 +316,35 @@ def test_each_event_loop_gets_its_own_shared_hook(aihc_emulator: EmulatorServer)
         return shared_async_hook("aihc_default")
 
     assert asyncio.run(hook()) is not asyncio.run(hook())
+
+
+def test_a_call_made_while_the_loop_shuts_down_is_answered_and_its_session_closed(
+    aihc_emulator: EmulatorServer, job_id: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncio.run cancels every task at once: a trigger's cleanup that stops its job
+    runs beside the closing of the sessions, and must still be answered."""
+    built: list[aiohttp.ClientSession] = []
+    real = _sessions._new_session
+    monkeypatch.setattr(_sessions, "_new_session", lambda *a: built.append(real(*a)) or built[-1])
+
+    async def cleanup_on_cancel(started: asyncio.Event) -> None:
+        try:
+            started.set()
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0)  # the sessions' keeper is cancelled in this same round
+            await AIHCHook().astop_job(job_id)
+
+    async def main() -> None:
+        await AIHCHook().aget_job(job_id)  # the session exists before the shutdown
+        started = asyncio.Event()
+        asyncio.get_running_loop().create_task(cleanup_on_cancel(started))
+        await started.wait()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        asyncio.run(main())
+        gc.collect()
+    assert aihc_emulator.backend.count("StopJob", 200) == 1
+    assert built
+    assert all(session.closed for session in built)

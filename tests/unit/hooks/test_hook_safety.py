@@ -108,7 +108,7 @@ def test_unicode_space_and_plus_are_encoded_and_signed(
 # ---- nothing secret in logs ----------------------------------------------------------------
 
 WRONG_SECRET = "wrong-secret-abcdef0123456789"
-LOGGERS = ("", "airflow_provider_aihc", "urllib3", "requests", "httpx", "httpcore", "asyncio")
+LOGGERS = ("", "airflow_provider_aihc", "urllib3", "requests", "aiohttp", "tenacity", "asyncio")
 
 
 class _Collect(logging.Handler):
@@ -192,7 +192,23 @@ def test_no_secret_token_or_signature_is_ever_logged(
     wrong = AIHCHook("aihc_wrong")
     expect_error(lambda: wrong.get_job(job.job_id))
     assert wrong.test_connection()[0] is False
-    asyncio.run(AIHCHook().aget_job(job.job_id))
+
+    async def async_calls() -> None:  # the triggerer's sender: answers, retries, refusals
+        await AIHCHook().aget_job(job.job_id)
+        backend.add_fault(
+            scenarios.error(503, operation="GetJob"),
+            scenarios.drop_before(operation="GetJob"),
+            scenarios.malformed(operation="GetJob"),
+        )
+        await AIHCHook().aget_job(job.job_id)
+        try:
+            await AIHCHook("aihc_wrong").aget_job(job.job_id)
+        except AIHCError as err:
+            errors.append(err)
+        else:
+            raise AssertionError("expected an AIHCError")
+
+    asyncio.run(async_calls())
     hook.stop_job(job.job_id)
     hook.delete_job(job.job_id)
     monkeypatch.setattr(AIHCHook, "clock", staticmethod(lambda: 0.0))
