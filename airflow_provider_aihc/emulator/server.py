@@ -139,7 +139,8 @@ class EmulatorServer:
 
     def _web_app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY_BYTES)
-        app.router.add_route("*", "/{path:.*}", self._handle)
+        # Every path, newlines included (an encoded %0A decodes to one), reaches the App.
+        app.router.add_route("*", r"/{path:[\s\S]*}", self._handle)
         return app
 
     def _accept(self) -> RequestHandler:

@@ -125,3 +125,10 @@ def test_an_oversized_header_is_refused(quick_server: EmulatorServer) -> None:
     )
     assert closed
     assert data.split(b" ", 2)[1] in (b"400", b"431"), data[:80]
+
+
+@pytest.mark.parametrize("path", ["/api/v1/aijobs/0%0A", "/api/v1/aijobs/%0D%0Ax", "/%00", "//"])
+def test_odd_paths_reach_the_app_and_get_its_json_answer(client: Client, path: str) -> None:
+    raw = client.session.get(client.base_url + path, timeout=5)
+    assert raw.headers["Content-Type"].startswith("application/json"), raw.text
+    assert raw.json()["code"] == "AccessDenied"  # unsigned: the App answered, not a router
