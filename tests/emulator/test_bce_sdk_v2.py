@@ -337,3 +337,11 @@ def test_faults_hit_the_operation_in_either_dialect(
     assert (error.status_code, error.code) == (503, "ServiceUnavailable")
     assert server.backend.count("GetJob", 503) == 1
     assert describe(sdk, job_id).jobId == job_id
+
+
+def test_describe_job_needs_the_queue_id(sdk: AihcClient) -> None:
+    """Documented (docs ``Kmayvejf0``; the SDK marks it 必填): DescribeJob needs queueID."""
+    job_id = create(sdk, "needs-queue")
+    error = server_error(lambda: sdk.DescribeJob(resourcePoolId=POOL, queueID=None, jobId=job_id))
+    assert (error.status_code, error.code) == (400, "InvalidParam")
+    assert "queueID" in str(error)
