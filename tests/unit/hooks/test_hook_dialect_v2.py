@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
-from conftest import ConnSetter
 from hook_helpers import POOL, Sent, job_body
 
 from airflow_provider_aihc.emulator.server import EmulatorServer
@@ -19,6 +19,7 @@ from airflow_provider_aihc.hooks import aihc
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 Spy = Callable[[AIHCHook], list[Sent]]
+ConnSetter = Callable[..., Any]  # the set_conn fixture of conftest.py
 
 
 @pytest.fixture
