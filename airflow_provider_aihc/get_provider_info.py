@@ -29,6 +29,11 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
         "description": "Temporary credentials only; sent as x-bce-security-token",
         "schema": {"type": ["string", "null"], "format": "password"},
     },
+    "api_version": {
+        "label": "API version",
+        "description": "v1 (default: the /api/v1 REST paths) or v2 (the action API)",
+        "schema": {"type": ["string", "null"], "enum": ["v1", "v2", None]},
+    },
 }
 
 UI_FIELD_BEHAVIOUR: dict[str, Any] = {

@@ -52,4 +52,8 @@ PLAUSIBLE_JOB_PARAMETERS: dict[str, st.SearchStrategy[Any]] = {
     "fault_tolerance": st.booleans(),
     "fault_tolerance_config": st.fixed_dictionaries({"faultToleranceLimit": NUMBERS}),
     "enable_bccl": st.booleans(),
+    "image_config": st.fixed_dictionaries({"username": SCALARS, "password": SCALARS}),
+    "tensorboard_config": st.fixed_dictionaries({"enableTensorboard": SCALARS}),
+    "alert_config": st.fixed_dictionaries({"alertIds": JSONISH}),
+    "retention_period": st.sampled_from(["1d", "12h", "forever", ""]),
 }

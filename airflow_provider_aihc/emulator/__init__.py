@@ -1,5 +1,9 @@
 """A local AIHC (百舸) server for DAGs on a laptop and in CI.
 
+It speaks both API generations from one backend: the v1 REST paths (``v1.py``; what the
+``aihc`` CLI sends) and the v2 actions (``v2.py``; what bce-python-sdk's ``AihcClient``
+sends), over aiohttp's HTTP server (``server.py``).
+
 ``python -m airflow_provider_aihc.emulator --port 8080`` (or ``aihc-emulator``) runs it
 standalone; :class:`EmulatorServer` runs it in-process for tests; the ``aihc_emulator``
 pytest fixture (``pytest_plugin``) does that and points ``aihc_default`` at it.

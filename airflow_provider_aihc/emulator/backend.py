@@ -17,6 +17,9 @@ the server thread serves.  Domain errors are :class:`EmulatorError`; the codes m
 * stop of a job that has already ended: ``200`` with ``{jobId, jobName}``, and nothing
   changes (inferred: stop is treated as idempotent; the status stays what it was);
 * update (``PUT``) accepts only ``{"priority": "high"|"normal"|"low"}``, in any status.
+
+Both dialects (``v1.py``, ``v2.py``) call the same methods: a job created through one is
+read, stopped and deleted through the other; ``view`` arguments pick the wire shape.
 """
 
 from __future__ import annotations
@@ -24,13 +27,13 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
 
 from . import jobs as jobmod
 from . import views
 from .errors import EmulatorError, invalid_param, not_found
-from .jobs import Clock, Job, Progression
+from .jobs import Clock, Job, JobFilter, Progression
 from .pools import Pool, default_pools, pool_info, queue_info
 from .requestlog import RequestLog, RequestRecord
 from .scenarios import Fault, Queue, Script
@@ -40,6 +43,9 @@ from .validation import PRIORITIES, parse_create
 __all__ = ["Backend", "EmulatorError", "RequestRecord"]
 
 MAX_PAGE_SIZE = 100
+IdStyle = Literal["v1", "v2"]
+#: The wire shape of one job: ``(job, with_pods) -> dict`` (v1 JobInfo, v2 JobItem).
+JobView = Callable[[Job, bool], dict[str, Any]]
 
 
 class Backend:
@@ -73,8 +79,23 @@ class Backend:
     def create_job(
         self, pool_id: str, body: object, *, queue_id: str | None = None, creator: str = "emulator"
     ) -> dict[str, Any]:
-        """``POST /api/v1/aijobs``: validate, check the name, create ``Created``."""
-        request = parse_create(body)
+        """``POST /api/v1/aijobs``: validate a v1 body, then :meth:`submit`."""
+        return self.submit(pool_id, parse_create(body), queue_id=queue_id, creator=creator)
+
+    def submit(
+        self,
+        pool_id: str,
+        request: jobmod.JobRequest,
+        *,
+        queue_id: str | None = None,
+        creator: str = "emulator",
+        id_style: IdStyle = "v1",
+    ) -> dict[str, Any]:
+        """Create a validated job (either dialect): check pool, queue and name; ``Created``.
+
+        :param id_style: ``v1`` ids look like ``pytorchjob-<uuid>``, ``v2`` ids like
+            ``job-<12 characters>`` (both from the docs' examples).
+        """
         with self._lock:
             pool = self._job_pool(pool_id, queue_id)
             if pool.queue(request.queue) is None:
@@ -87,7 +108,7 @@ class Backend:
                     "JobAlreadyExists",
                     f"job name {request.name!r} already exists in resource pool {pool_id!r}",
                 )
-            job = self._new_job(pool_id, request, creator)
+            job = self._new_job(pool_id, request, creator, id_style)
         return {"jobId": job.job_id, "jobName": job.name}
 
     def list_jobs(
@@ -100,8 +121,14 @@ class Backend:
         page_no: int = 1,
         page_size: int = 10,
         queue_id: str | None = None,
+        where: JobFilter | None = None,
+        view: JobView = views.job_info,
     ) -> dict[str, Any]:
-        """``GET /api/v1/aijobs``: one page; never counts as a poll."""
+        """``GET /api/v1/aijobs``: one page; never counts as a poll.
+
+        :param where: v2's filters (status, name or queue keyword).
+        :param view: the wire shape of one job (v1 JobInfo by default).
+        """
         if order_by not in ("createdAt", "finishedAt"):
             raise invalid_param("orderBy must be createdAt or finishedAt")
         if order not in ("asc", "desc"):
@@ -114,9 +141,11 @@ class Backend:
                 found = [j for j in found if j.request.queue == queue]
             for job in found:
                 jobmod.settle(job, self.progression, self.clock())
+            if where is not None:
+                found = [j for j in found if where.admits(j)]
             found.sort(key=lambda j: _sort_key(j, order_by), reverse=order == "desc")
             start = (page_no - 1) * page_size
-            page = [views.job_info(j, with_pods=False) for j in found[start : start + page_size]]
+            page = [view(j, False) for j in found[start : start + page_size]]
         return {
             "total": len(found),
             "jobs": page,
@@ -126,12 +155,21 @@ class Backend:
             "pageSize": page_size,
         }
 
-    def get_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> dict[str, Any]:
-        """``GET /api/v1/aijobs/{id}``: a poll (the job may move on), then JobInfo + pods."""
+    def get_job(
+        self,
+        pool_id: str,
+        job_id: str,
+        *,
+        queue_id: str | None = None,
+        view: JobView = views.job_info,
+        with_pods: bool = True,
+    ) -> dict[str, Any]:
+        """``GET /api/v1/aijobs/{id}``: a poll (the job may move on), then JobInfo + pods
+        (or ``view``'s shape)."""
         with self._lock:
             job = self._job(pool_id, job_id, queue_id)
             jobmod.poll(job, self.progression, self.clock())
-            return views.job_info(job, with_pods=True)
+            return view(job, with_pods)
 
     def delete_job(
         self, pool_id: str, job_id: str, *, queue_id: str | None = None
@@ -206,8 +244,10 @@ class Backend:
         chunk: int = 0,
         marker: str | None = None,
         queue_id: str | None = None,
+        keywords: str | None = None,
     ) -> dict[str, Any]:
-        """``GET …/pods/{pod}/logs``: a page of the pod's log (``trainlog`` docstring)."""
+        """``GET …/pods/{pod}/logs``: a page of the pod's log (``trainlog`` docstring);
+        ``keywords`` (v2) keeps only the lines of the page that contain it."""
         with self._lock:
             job = self._settled(pool_id, job_id, queue_id)
             context = views.pod_context(job, self._pod(job, pod_name))
@@ -219,6 +259,8 @@ class Backend:
                 marker=marker,
             )
             lines = [render(entry, context, job.log.iterations) for entry in picked]
+        if keywords:
+            lines = [line for line in lines if keywords in line]
         return {
             "jobId": job.job_id,
             "podName": pod_name,
@@ -238,12 +280,15 @@ class Backend:
 
     # ---- pools and queues ----------------------------------------------------------------
 
-    def list_pools(self, *, page_no: int = 1, page_size: int = 10) -> dict[str, Any]:
+    def list_pools(
+        self, *, page_no: int = 1, page_size: int = 10, where: Callable[[Pool], bool] | None = None
+    ) -> dict[str, Any]:
         """``GET /api/v1/resourcepools``: ``total`` (read by the aihc CLI) and ``totalCount``
-        (in the doc table) are both given."""
+        (in the doc table) are both given; ``where`` keeps some pools (v2's filters)."""
         _check_page(page_no, page_size)
         with self._lock:
             pools = sorted(self._pools.values(), key=lambda p: p.pool_id)
+            pools = [p for p in pools if where is None or where(p)]
             start = (page_no - 1) * page_size
             items = [pool_info(p, self._jobs.values()) for p in pools[start : start + page_size]]
         return {
@@ -277,6 +322,16 @@ class Backend:
             if queue is None:
                 raise not_found("QueueNotFound", f"queue {queue_name!r} not found in {pool_id!r}")
             return {"queue": queue_info(pool, queue, self._jobs.values())}
+
+    def find_queue(self, queue_id: str) -> dict[str, Any]:
+        """v2 ``DescribeQueue``: a queue by id (or, lacking one, by name) in any pool."""
+        with self._lock:
+            pairs = [(p, q) for p in self._pools.values() for q in p.queues]
+            found = next((pq for pq in pairs if pq[1].queue_id == queue_id), None)
+            found = found or next((pq for pq in pairs if pq[1].name == queue_id), None)
+            if found is None:
+                raise not_found("QueueNotFound", f"queue {queue_id!r} not found")
+            return {"queue": queue_info(*found, self._jobs.values())}
 
     # ---- steering and inspection (tests, control API) ------------------------------------
 
@@ -350,12 +405,13 @@ class Backend:
 
     # ---- internals -----------------------------------------------------------------------
 
-    def _new_job(self, pool_id: str, request: jobmod.JobRequest, creator: str) -> Job:
+    def _new_job(
+        self, pool_id: str, request: jobmod.JobRequest, creator: str, id_style: IdStyle
+    ) -> Job:
         self._seq += 1
-        prefix = "mpijob" if request.framework == "MPIJob" else "pytorchjob"
         now = self.clock()
         job = Job(
-            job_id=f"{prefix}-{uuid.uuid4()}",
+            job_id=_new_job_id(request.framework, id_style),
             pool_id=pool_id,
             request=request,
             created_at=now,
@@ -404,6 +460,13 @@ class Backend:
         if pod is None:
             raise not_found("PodNotFound", f"pod {pod_name!r} not found in job {job.job_id!r}")
         return pod
+
+
+def _new_job_id(framework: str, id_style: IdStyle) -> str:
+    if id_style == "v2":
+        return "job-" + uuid.uuid4().hex[:12]
+    prefix = "mpijob" if framework == "MPIJob" else "pytorchjob"
+    return f"{prefix}-{uuid.uuid4()}"
 
 
 def _check_page(page_no: int, page_size: int) -> None:

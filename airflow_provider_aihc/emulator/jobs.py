@@ -291,3 +291,26 @@ def _number(value: object) -> float:
         return float(str(value))
     except ValueError:
         return 0.0
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    """v2 ``DescribeJobs`` filters: exact ``status``; ``keyword`` in the name or queue.
+
+    :param status: keep jobs in this status.
+    :param keyword: keep jobs whose name (or queue) contains it (inferred: a substring).
+    :param keyword_type: ``name`` or ``queueName``.
+    """
+
+    status: str | None = None
+    keyword: str | None = None
+    keyword_type: str = "name"
+
+    def admits(self, job: Job) -> bool:
+        """Whether the job passes every filter."""
+        if self.status and job.status != self.status:
+            return False
+        if not self.keyword:
+            return True
+        target = job.request.queue if self.keyword_type == "queueName" else job.name
+        return self.keyword in target

@@ -22,6 +22,7 @@ class RequestRecord:
     :param path: the path as sent, without the query.
     :param status: the HTTP status answered; 0 when the connection was dropped.
     :param fault: the kind of fault injected, if any.
+    :param action: the v2 action (``DescribeJob``, …); ``None`` for a v1 request.
     """
 
     operation: str
@@ -29,6 +30,7 @@ class RequestRecord:
     path: str
     status: int
     fault: str | None = None
+    action: str | None = None
 
 
 class RequestLog:

@@ -1,4 +1,4 @@
-"""The emulator as a real HTTP server: in a thread for tests, or as a coroutine standalone.
+"""The emulator as a real HTTP server on aiohttp's: in a thread for tests, or standalone.
 
 ::
 
@@ -6,10 +6,16 @@
         requests.get(server.url + "/api/v1/resourcepools", ...)
         server.backend.count("ListResourcePools")
 
+HTTP itself (parsing, keep-alive, ``Expect: 100-continue``, limits, refusing smuggled or
+garbled requests with a 400 and a closed connection) is aiohttp's.  This module only
+adapts one aiohttp request to the socket-free :class:`~.app.App` and back, bounds the time
+a client may take to send its body (:data:`BODY_TIMEOUT_SECONDS`), and carries out the
+two faults only a server can: a late answer (``delay``) and no answer at all (``drop``:
+the connection is aborted).
+
 :meth:`EmulatorServer.start` runs an event loop in a daemon thread and returns once the
 socket listens; :meth:`EmulatorServer.serve` is the coroutine the standalone process
-(``__main__``) awaits.  One event loop serves every connection (asyncio streams,
-keep-alive), so a thousand concurrent pollers cost a thousand small coroutines.
+(``__main__``) awaits.  Nothing is logged per request above DEBUG.
 """
 
 from __future__ import annotations
@@ -17,19 +23,31 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from types import TracebackType
+
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 
 from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
 from .app import App
 from .backend import Backend
-from .http11 import MAX_HEAD_BYTES, serve_connection
+from .errors import EmulatorError
 from .jobs import Clock, Progression
 from .pools import Pool
+from .wire import Request, Response, error_response
 
 log = logging.getLogger(__name__)
 
 BACKLOG = 4096
+MAX_BODY_BYTES = 32 * 1024 * 1024
+IDLE_TIMEOUT_SECONDS = 300.0
+#: Seconds a client may take to send a request body once its head has arrived.
+BODY_TIMEOUT_SECONDS = 30.0
+#: Seconds an in-flight answer gets to finish when the server stops.
+SHUTDOWN_TIMEOUT_SECONDS = 1.0
+SERVER_HEADER = "aihc-emulator"
 
 
 class EmulatorServer:
@@ -43,6 +61,7 @@ class EmulatorServer:
     :param pools: the resource pools (``cce-emulator0`` and ``aihc-serverless`` by default).
     :param clock: the jobs' clock, epoch seconds (signatures are checked against real time).
     :param backend: a ready backend, instead of ``progression``/``pools``/``clock``.
+    :param body_timeout: seconds a client may take to send a body (then ``408``, closed).
     """
 
     def __init__(
@@ -56,14 +75,17 @@ class EmulatorServer:
         pools: Sequence[Pool] | None = None,
         clock: Clock | None = None,
         backend: Backend | None = None,
+        body_timeout: float = BODY_TIMEOUT_SECONDS,
     ) -> None:
         self.host = host
         self.port = port
         self.access_key_id = access_key_id
+        self.body_timeout = body_timeout
         self.backend = backend or Backend(pools=pools, progression=progression, clock=clock)
         self.app = App(self.backend, {access_key_id: secret_access_key})
+        #: TCP connections accepted since the object was made.
         self.connections_total = 0
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_event: asyncio.Event | None = None
@@ -85,35 +107,77 @@ class EmulatorServer:
 
         :param stop: set it to stop serving.
         :param on_ready: called with :attr:`url` once the socket listens.
+        :raises OSError: when the address cannot be bound.
         """
-        server = await asyncio.start_server(
-            self._on_connection, self.host, self.port, backlog=BACKLOG, limit=MAX_HEAD_BYTES
+        runner = web.AppRunner(
+            self._web_app(),
+            handle_signals=False,
+            shutdown_timeout=SHUTDOWN_TIMEOUT_SECONDS,
+            access_log=None,
+            keepalive_timeout=IDLE_TIMEOUT_SECONDS,
+            lingering_time=0,
+            logger=log,
         )
-        self.port = int(server.sockets[0].getsockname()[1])
+        await runner.setup()
+        self._runner = runner
+        listener: asyncio.Server | None = None
         try:
+            listener = await asyncio.get_running_loop().create_server(
+                self._accept, self.host, self.port, backlog=BACKLOG
+            )
+            self.port = int(listener.sockets[0].getsockname()[1])
             if on_ready is not None:
                 on_ready(self.url)
             await stop.wait()
         finally:
-            server.close()
-            for task in list(self._tasks):
-                task.cancel()
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-            await server.wait_closed()
+            if listener is not None:
+                listener.close()
+            await runner.cleanup()  # closes every open connection
+            if listener is not None:
+                await listener.wait_closed()
+            self._runner = None
 
-    async def _on_connection(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
-    ) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._tasks.add(task)  # type: ignore[arg-type]
+    def _web_app(self) -> web.Application:
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        # Every path, newlines included (an encoded %0A decodes to one), reaches the App.
+        app.router.add_route("*", r"/{path:[\s\S]*}", self._handle)
+        return app
+
+    def _accept(self) -> RequestHandler:
+        """The protocol of one new connection (aiohttp's), counted."""
+        protocols = self._runner.server if self._runner is not None else None
+        if protocols is None:
+            raise RuntimeError("the emulator is not serving")
         self.connections_total += 1
+        return protocols()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        """One aiohttp request through :class:`App`; a drop aborts the connection."""
+        body = await self._read_body(request)
+        if isinstance(body, Response):
+            return _to_aiohttp(body, close=True)
+        headers = list(request.headers.items())
+        peer = request.remote or ""
+        response = self.app(Request(request.method, request.raw_path, headers, body, peer))
+        if response.delay > 0:
+            await asyncio.sleep(response.delay)
+        if response.drop:
+            if request.transport is not None:
+                request.transport.abort()
+            # Never sent: writing to the aborted transport ends the connection quietly.
+            return web.Response(status=204)
+        return _to_aiohttp(response, close=False)
+
+    async def _read_body(self, request: web.Request) -> bytes | Response:
+        """The body, or the error answer when it is too large or too slow to arrive."""
         try:
-            await serve_connection(reader, writer, self.app)
-        except asyncio.CancelledError:
-            writer.transport.abort()  # shutting down: end quietly
-        finally:
-            self._tasks.discard(task)  # type: ignore[arg-type]
+            async with asyncio.timeout(self.body_timeout):
+                return await request.read()
+        except TimeoutError:
+            error = EmulatorError(408, "RequestTimeout", "the request body did not arrive")
+        except web.HTTPRequestEntityTooLarge:
+            error = EmulatorError(413, "EntityTooLarge", "the request body is too large")
+        return error_response(error, str(uuid.uuid4()))
 
     # ---- in-process: a thread ------------------------------------------------------------
 
@@ -178,3 +242,14 @@ class EmulatorServer:
     async def _thread_main(self) -> None:
         self._stop_event = asyncio.Event()
         await self.serve(self._stop_event, on_ready=lambda _url: self._ready.set())
+
+
+def _to_aiohttp(response: Response, *, close: bool) -> web.Response:
+    """The aiohttp answer of an :class:`App` answer (aiohttp adds length and date)."""
+    answer = web.Response(status=response.status, body=response.body)
+    for name, value in response.headers:
+        answer.headers.add(name, value)
+    answer.headers["Server"] = SERVER_HEADER
+    if close:
+        answer.force_close()
+    return answer

@@ -9,6 +9,20 @@
 * ``null`` counts as absent for optional fields (the aihc CLI sends ``"labels": null``).
 * Unknown fields are kept and echoed, not rejected.
 
+v2 ``CreateJob`` (aihc-api §10; docs ``Hmayv96tj``; bce-python-sdk 0.9.79 ``CreateJob``)
+differs: ``command`` is top level and required, ``jobType`` (``PyTorchJob``, ``TFJob``,
+``MPIJob``; ``RayJob`` from aihc-gen) replaces ``jobFramework``, a TFJob's ``jobSpec``
+maps roles (``Chief``/``Worker``/``PS``/``Evaluator``) to specs, the queue is the
+``queueID`` query (the body's ``queue``, optional because the SDK omits it, must name the
+same queue: "保持和queueID一致即可"), ``datasources[].type`` is one of ``pfs``,
+``hostpath``, ``bos``, ``cfs``, ``rapidfs``, ``dataset`` (case-insensitive: the SDK writes
+``hostPath``), ``retentionPeriod`` is ``<n>m|h|d`` (SDK docstring), ``tensorboardConfig``
+and ``alertConfig`` are objects, and ``enableBccl``/``faultTolerance`` may be ``null``
+(the SDK always sends them).  Inferred: refusing a ``queue`` that differs from
+``queueID``, the datasource type and retention checks (the docs list the values; what the
+server answers for others is unknown), a TFJob's image, command and replica count taken
+from its roles.
+
 Inferred (not in any official source): the name rule (lowercase alphanumerics and ``-``,
 starting and ending with an alphanumeric, at most 50 characters; third-party) and the
 exact messages.
@@ -24,6 +38,10 @@ from .jobs import JobRequest
 
 PRIORITIES = ("high", "normal", "low")
 FRAMEWORKS = ("PyTorchJob", "MPIJob")
+JOB_TYPES_V2 = ("PyTorchJob", "TFJob", "MPIJob", "RayJob")
+TF_ROLES = ("Chief", "Worker", "PS", "Evaluator")
+DATASOURCE_TYPES_V2 = ("pfs", "hostpath", "bos", "cfs", "rapidfs", "dataset")
+_RETENTION_RE = re.compile(r"^[1-9][0-9]*[mhd]$")
 MAX_NAME_LENGTH = 50
 _NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
@@ -65,6 +83,91 @@ def parse_create(body: object) -> JobRequest:
     _check_optional_types(body, spec)
     _check_bccl(body, request)
     return request
+
+
+def parse_create_v2(body: object, queue_id: str | None) -> JobRequest:
+    """Validate a v2 ``CreateJob`` body and its ``queueID`` query (module docstring).
+
+    :param body: the decoded JSON body.
+    :param queue_id: the ``queueID`` query parameter.
+    :raises EmulatorError: ``InappropriateJSON``, ``MalformedJSON`` or ``InvalidParam``.
+    """
+    if not isinstance(body, dict):
+        raise EmulatorError(400, "InappropriateJSON", "the request body must be a JSON object")
+    if not queue_id:
+        raise invalid_param("queueID is required")
+    name = _required_str(body, "name", "name")
+    _check_name(name)
+    command = _required_str(body, "command", "command")
+    job_type = _optional(body, "jobType", str, "jobType") or "PyTorchJob"
+    if job_type not in JOB_TYPES_V2:
+        raise invalid_param(f"jobType must be one of {', '.join(JOB_TYPES_V2)}, got {job_type!r}")
+    queue = _optional(body, "queue", str, "queue")
+    if queue and queue != queue_id:
+        raise invalid_param(f"queue {queue!r} must be the same as queueID {queue_id!r}")
+    spec = _v2_spec(body, job_type)
+    priority = _optional(body, "priority", str, "priority") or "normal"
+    if priority not in PRIORITIES:
+        raise invalid_param(f"priority must be one of high, normal, low, got {priority!r}")
+    request = JobRequest(
+        name=name,
+        queue=queue_id,
+        framework=job_type,
+        priority=priority,
+        image=_required_str(spec, "image", "jobSpec.image"),
+        command=command,
+        replicas=_v2_replicas(body, job_type),
+        resources=_objects(spec, "resources", "jobSpec.resources"),
+        envs=_objects(spec, "envs", "jobSpec.envs"),
+        labels=_labels(body),
+        body=body,
+    )
+    _check_optional_types(body, spec)
+    _check_v2_extras(body)
+    _check_bccl(body, request)
+    return request
+
+
+def _v2_spec(body: dict[str, Any], job_type: str) -> dict[str, Any]:
+    """The spec the job's image and resources come from (a TFJob's first role)."""
+    spec = body.get("jobSpec")
+    if spec is None:
+        raise invalid_param("jobSpec is required")
+    if not isinstance(spec, dict):
+        raise malformed_json("jobSpec must be an object")
+    if job_type != "TFJob":
+        return spec
+    roles = [role for role in spec if role in TF_ROLES]
+    if not roles or len(roles) != len(spec):
+        raise invalid_param(f"a TFJob's jobSpec maps roles ({', '.join(TF_ROLES)}) to specs")
+    for role in roles:
+        if not isinstance(spec[role], dict):
+            raise malformed_json(f"jobSpec.{role} must be an object")
+    return dict(spec[roles[0]])
+
+
+def _v2_replicas(body: dict[str, Any], job_type: str) -> int:
+    spec = body["jobSpec"]
+    if job_type != "TFJob":
+        return _replicas(spec)
+    return sum(_replicas(role_spec) for role_spec in spec.values())
+
+
+def _check_v2_extras(body: dict[str, Any]) -> None:
+    retention = _optional(body, "retentionPeriod", str, "retentionPeriod")
+    if retention is not None and not _RETENTION_RE.match(retention):
+        raise invalid_param(
+            f"retentionPeriod must be a number followed by m, h or d (e.g. 1d), got {retention!r}"
+        )
+    _optional(body, "tensorboardConfig", dict, "tensorboardConfig")
+    _optional(body, "alertConfig", dict, "alertConfig")
+    for source in body.get("datasources") or []:
+        kind = str(source.get("type", "")).lower()
+        if kind not in DATASOURCE_TYPES_V2:
+            raise invalid_param(
+                f"datasources[].type must be one of {', '.join(DATASOURCE_TYPES_V2)}, "
+                f"got {source.get('type')!r}"
+            )
 
 
 def _required_str(data: dict[str, Any], key: str, where: str) -> str:

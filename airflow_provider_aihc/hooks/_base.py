@@ -60,6 +60,8 @@ RETRY_AFTER_CAP_SECONDS = 300.0
 DEFAULT_TIMEOUT_SECONDS = 60.0
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
 DEFAULT_MAX_RETRIES = 5
+#: The API generations a connection's extra ``api_version`` may name (``hooks/dialects``).
+API_VERSIONS = ("v1", "v2")
 
 Params = Sequence[tuple[str, str | None]]
 
@@ -88,6 +90,8 @@ class ApiRequest:
     path: str
     params: Params = ()
     body: bytes | None = None
+    #: Unsigned headers the dialect adds (v2: ``X-API-Version`` or ``version``).
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +120,7 @@ class ConnectionConfig:
     :param timeout: read timeout of one attempt, in seconds.
     :param connect_timeout: connect timeout of one attempt, in seconds.
     :param max_retries: attempts after the first for retryable calls.
+    :param api_version: the API generation spoken: ``v1`` (REST paths) or ``v2`` (actions).
     """
 
     base_url: str
@@ -126,6 +131,7 @@ class ConnectionConfig:
     timeout: float = DEFAULT_TIMEOUT_SECONDS
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
     max_retries: int = DEFAULT_MAX_RETRIES
+    api_version: str = "v1"
 
     @cached_property
     def host_header(self) -> str:
@@ -167,6 +173,12 @@ def config_from_connection(conn: Any) -> ConnectionConfig:
                 raise ValueError
         except (TypeError, ValueError):
             problems.append(f"extra {key} must be a non-negative number, got {extra[key]!r}")
+    api_version = str(extra.get("api_version") or "v1").strip().lower()
+    if api_version not in API_VERSIONS:
+        problems.append(
+            f"extra api_version must be one of {', '.join(API_VERSIONS)}, "
+            f"got {extra.get('api_version')!r}"
+        )
     if problems:
         raise AIHCConfigError(f"AIHC connection {conn.conn_id!r}: " + "; ".join(problems))
     return ConnectionConfig(
@@ -178,6 +190,7 @@ def config_from_connection(conn: Any) -> ConnectionConfig:
         timeout=numbers["timeout"],
         connect_timeout=numbers["connect_timeout"],
         max_retries=int(numbers["max_retries"]),
+        api_version=api_version,
     )
 
 
@@ -241,6 +254,7 @@ def prepare(config: ConnectionConfig, request: ApiRequest, now: float) -> Attemp
     }
     if config.security_token:
         headers["x-bce-security-token"] = config.security_token
+    headers.update(request.headers)  # not x-bce-*: never signed, as Baidu's SDK sends them
     signed = sign(
         access_key_id=config.access_key_id,
         secret_access_key=config.secret_access_key,

@@ -43,7 +43,13 @@ SHUTDOWN_GRACE_SECONDS = 30.0
 #: The environment variables of the CA rule, in the order they are consulted.
 CA_VARIABLES = ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR")
 #: What the first async call needs loaded beyond this module: imported in a thread.
-ASYNC_STACK = ("aiohttp", "yarl", "airflow_provider_aihc.hooks.aihc")
+ASYNC_STACK = (
+    "aiohttp",
+    "yarl",
+    "airflow_provider_aihc.hooks.aihc",
+    "airflow_provider_aihc.hooks.dialects.v1",
+    "airflow_provider_aihc.hooks.dialects.v2",
+)
 
 
 async def preload_async_stack() -> None:

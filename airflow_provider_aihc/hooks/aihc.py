@@ -1,6 +1,9 @@
-"""AIHC hook: one method per v1 endpoint, sync for workers and async for triggers.
+"""AIHC hook: one method per endpoint, sync for workers and async for triggers.
 
-Endpoints (``/api/v1``, every job call with query ``resourcePoolId``): CreateJob ``POST
+The connection extra ``api_version`` picks the dialect (``hooks/dialects``): ``v1`` (the
+default) sends the v1 paths below, ``v2`` the matching actions (``POST /?action=…``); the
+methods, their arguments and typed results are the same.  The v1 endpoints name the
+operations.  Endpoints (``/api/v1``, every job call with query ``resourcePoolId``): CreateJob ``POST
 /aijobs``, ListJobs ``GET /aijobs``, GetJob ``GET /aijobs/{id}``, StopJob ``POST
 /aijobs/{id}/stop``, DeleteJob ``DELETE /aijobs/{id}``, UpdateJob ``PUT /aijobs/{id}``,
 GetJobEvents ``GET /aijobs/{id}/events``, GetPodLogs ``GET /aijobs/{id}/pods/{pod}/logs``,
@@ -10,7 +13,6 @@ GetPodEvents ``GET /aijobs/{id}/pods/{pod}/events``, and the resource pool and q
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -20,7 +22,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from pydantic import ValidationError
 
-from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCError, AIHCResponseError
+from airflow_provider_aihc.exceptions import (
+    AIHCConfigError,
+    AIHCError,
+    AIHCResponseError,
+    AIHCValidationError,
+)
 from airflow_provider_aihc.hooks._base import (
     ApiRequest,
     ConnectionConfig,
@@ -29,6 +36,7 @@ from airflow_provider_aihc.hooks._base import (
     config_from_connection,
 )
 from airflow_provider_aihc.hooks._transport import asend, send
+from airflow_provider_aihc.hooks.dialects import JOBS_PATH, Dialect, check_path_id, dialect_for
 from airflow_provider_aihc.models.build import build_create_request
 from airflow_provider_aihc.models.job import (
     CreateJobResult,
@@ -48,6 +56,8 @@ from airflow_provider_aihc.version_compat import BaseHook, aget_connection, mask
 
 if TYPE_CHECKING:
     import requests
+
+__all__ = ["AIHCHook", "check_path_id", "shared_async_hook"]
 
 T = TypeVar("T")
 J = TypeVar("J", JobInfo, JobSummary)
@@ -76,8 +86,6 @@ GET_POOL = Endpoint("GetResourcePool", "GET", "/api/v1/resourcepools/{pool_id}")
 LIST_QUEUES = Endpoint("ListQueues", "GET", "/api/v1/resourcepools/{pool_id}/queue")
 GET_QUEUE = Endpoint("GetQueue", "GET", "/api/v1/resourcepools/{pool_id}/queue/{queue_name}")
 
-#: Pools whose job calls also need ``queueID`` (bce-sdk-go ``SERVERLESS_CLUSTER``/``BHCMP``).
-QUEUE_ID_POOLS = frozenset({"aihc-serverless", "aihc-bhcmp"})
 LIST_PAGE_SIZE = 100
 #: A bound on pages read by one list, so a server that never stops paging cannot hang us.
 LIST_MAX_PAGES = 1000
@@ -139,6 +147,11 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
 
         return requests.Session()
 
+    @property
+    def dialect(self) -> Dialect:
+        """The API generation the connection's ``api_version`` names."""
+        return dialect_for(self.config.api_version)
+
     def resource_pool(self, resource_pool_id: str | None = None) -> str:
         """The pool to use: the given one, else the connection's ``resource_pool_id``."""
         return _pool(self.config, resource_pool_id, self.aihc_conn_id)
@@ -161,6 +174,9 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         """
         model = request if isinstance(request, CreateJobRequest) else build_create_request(request)
         body = model.model_dump(mode="json", exclude_none=True)
+        problems = self.dialect.create_problems(body)
+        if problems:
+            raise AIHCValidationError(problems)
         params: list[tuple[str, str | None]] = []
         if client_token:
             params.append(("clientToken", client_token))
@@ -170,7 +186,7 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
             resource_pool_id,
             params=params,
             queue_id=model.queue,
-            body=json.dumps(body, ensure_ascii=False).encode(),
+            body=body,
         )
 
     def get_job(
@@ -313,14 +329,13 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         """Change a queued job's priority: ``high``, ``normal`` or ``low``."""
         if priority not in ("high", "normal", "low"):
             raise AIHCConfigError(f"priority must be one of high, normal, low; got {priority!r}")
-        body = json.dumps({"priority": priority}).encode()
         return self._call(
             StopJobResult.model_validate,
             UPDATE_JOB,
             resource_pool_id,
             queue_id,
             job_id=job_id,
-            body=body,
+            body={"priority": priority},
         )
 
     def get_job_events(
@@ -517,15 +532,24 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         queue_id: str | None = None,
         *,
         params: Params = (),
-        body: bytes | None = None,
+        body: Any = None,
         **path_args: str,
     ) -> T:
         config = self.config
+        dialect = dialect_for(config.api_version)
         request = _request(
-            config, self.aihc_conn_id, endpoint, resource_pool_id, queue_id, params, body, path_args
+            config,
+            dialect,
+            self.aihc_conn_id,
+            endpoint,
+            resource_pool_id,
+            queue_id,
+            params,
+            body,
+            path_args,
         )
         result = send(self.session, config, request, clock=self.clock, sleep=self.sleep)
-        return _parse(parse, endpoint, result)
+        return _parse(parse, endpoint, dialect.answer(endpoint, result))
 
     async def _acall(
         self,
@@ -535,17 +559,26 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         queue_id: str | None = None,
         *,
         params: Params = (),
-        body: bytes | None = None,
+        body: Any = None,
         **path_args: str,
     ) -> T:
         config = await self.aconfig()
+        dialect = dialect_for(config.api_version)
         request = _request(
-            config, self.aihc_conn_id, endpoint, resource_pool_id, queue_id, params, body, path_args
+            config,
+            dialect,
+            self.aihc_conn_id,
+            endpoint,
+            resource_pool_id,
+            queue_id,
+            params,
+            body,
+            path_args,
         )
         result = await asend(
             self.aihc_conn_id, config, request, clock=self.clock, sleep=self.asleep
         )
-        return _parse(parse, endpoint, result)
+        return _parse(parse, endpoint, dialect.answer(endpoint, result))
 
 
 _ASYNC_HOOKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AIHCHook]] = (
@@ -580,34 +613,20 @@ def _parse(parse: Callable[[Any], T], endpoint: Endpoint, result: Any) -> T:
 
 def _request(
     config: ConnectionConfig,
+    dialect: Dialect,
     conn_id: str,
     endpoint: Endpoint,
     resource_pool_id: str | None,
     queue_id: str | None,
     params: Params,
-    body: bytes | None,
+    body: Any,
     path_args: Mapping[str, str],
 ) -> ApiRequest:
-    """Build a call: safe path segments, and ``resourcePoolId`` for every job endpoint."""
-    path = endpoint.path.format(**{k: check_path_id(k, v) for k, v in path_args.items()})
-    query = list(params)
-    if endpoint.path.startswith("/api/v1/aijobs"):
+    """Build a call in the connection's dialect; job calls name a resource pool."""
+    pool = None
+    if endpoint.path.startswith(JOBS_PATH):
         pool = _pool(config, resource_pool_id, conn_id)
-        query.insert(0, ("resourcePoolId", pool))
-        if queue_id and pool in QUEUE_ID_POOLS:
-            query.append(("queueID", queue_id))
-    return ApiRequest(endpoint=endpoint, path=path, params=tuple(query), body=body)
-
-
-def check_path_id(name: str, value: str) -> str:
-    """A path parameter, refused if it could escape its segment (``/``, ``.``, ``..``).
-
-    :raises AIHCConfigError: naming the parameter.
-    """
-    text = str(value)
-    if not text.strip() or "/" in text or "\\" in text or text in (".", ".."):
-        raise AIHCConfigError(f"{name} must be a non-empty id without '/', got {value!r}")
-    return text
+    return dialect.request(endpoint, pool, queue_id, params, body, path_args)
 
 
 def _pool(config: ConnectionConfig, resource_pool_id: str | None, conn_id: str) -> str:

@@ -45,6 +45,7 @@ PARAMETER_PATHS: dict[str, tuple[str, ...]] = {
     "enable_bccl": ("enableBccl",),
     "tensorboard_config": ("tensorboardConfig",),
     "alert_config": ("alertConfig",),
+    "retention_period": ("retentionPeriod",),
     "image": ("jobSpec", "image"),
     "command": ("jobSpec", "command"),
     "replicas": ("jobSpec", "replicas"),
@@ -97,6 +98,7 @@ def build_create_request(
     privileged: bool | str | None = None,
     tensorboard_config: Mapping[str, Any] | str | None = None,
     alert_config: Mapping[str, Any] | str | None = None,
+    retention_period: str | None = None,
     default_name: str | None = None,
 ) -> CreateJobRequest:
     """Merge the named parameters over ``body`` and validate the create-job request.
@@ -118,7 +120,8 @@ def build_create_request(
     :param envs: environment (``jobSpec.envs``): ``{"NAME": "value"}`` or
         ``[{"name", "value"}]``; number and boolean values are sent as strings.
     :param priority: ``high``, ``normal`` or ``low`` (``priority``).
-    :param job_framework: ``PyTorchJob`` or ``MPIJob`` (``jobFramework``).
+    :param job_framework: ``PyTorchJob`` or ``MPIJob`` (``jobFramework``); with
+        ``api_version`` v2 also ``TFJob`` or ``RayJob``.
     :param enable_rdma: use RDMA (``jobSpec.enableRDMA``).
     :param datasources: volumes (``datasources``): a list of ``{type, name, mountPath,
         sourcePath, options}`` with camelCase or snake_case keys.
@@ -131,6 +134,8 @@ def build_create_request(
     :param privileged: run privileged (``jobSpec.privileged``).
     :param tensorboard_config: ``{enableTensorboard, logPath}`` (``tensorboardConfig``).
     :param alert_config: alert rule (``alertConfig``).
+    :param retention_period: how long AIHC keeps the ended job, e.g. ``1d``
+        (``retentionPeriod``, v2 only).
     :param default_name: the name to use when neither ``name`` nor ``body`` gives one (the
         operator's deterministic per-task-instance name).
     :raises AIHCValidationError: listing every problem as ``(field, problem)``.
@@ -156,6 +161,7 @@ def build_create_request(
         "privileged": privileged,
         "tensorboard_config": tensorboard_config,
         "alert_config": alert_config,
+        "retention_period": retention_period,
     }
     errors: list[tuple[str, str]] = []
     payload = _load_body(body, errors)

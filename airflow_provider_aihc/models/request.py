@@ -62,8 +62,11 @@ NAME_MAX_LENGTH = 50
 """Longest job name: the name becomes a Kubernetes object name with pod suffixes."""
 PRIORITIES = ("high", "normal", "low")
 """Allowed ``priority`` values."""
-JOB_FRAMEWORKS = ("PyTorchJob", "MPIJob")
-"""Allowed ``jobFramework`` values in the v1 API."""
+JOB_FRAMEWORKS = ("PyTorchJob", "MPIJob", "TFJob", "RayJob")
+"""Allowed job types: ``jobFramework`` in v1 (``PyTorchJob``, ``MPIJob``), ``jobType`` in v2
+(all four; ``hooks/dialects`` refuses what the connection's API generation cannot send)."""
+RETENTION_PERIOD_RULE = "a whole number followed by m, h or d (minutes, hours, days), e.g. 1d"
+_RETENTION_RE = re.compile(r"[1-9][0-9]*[mhd]")
 MAX_COUNT = 2**31 - 1
 """Largest count AIHC can read (``replicas`` is an int32 in the Go API)."""
 BCCL_GPUS_PER_REPLICA = 8
@@ -83,6 +86,12 @@ def _check_name(value: str) -> str:
         raise ValueError(f"must be {_NAME_RULE}; got {len(value)} characters: {show(value)}")
     if not _NAME_RE.fullmatch(value):
         raise ValueError(f"must be {_NAME_RULE}; got {show(value)}")
+    return value
+
+
+def _check_retention(value: str | None) -> str | None:
+    if value is not None and not _RETENTION_RE.fullmatch(value):
+        raise ValueError(f"must be {RETENTION_PERIOD_RULE}; got {show(value)}")
     return value
 
 
@@ -305,10 +314,11 @@ class CreateJobRequest(_RequestModel):
     """Job name; becomes the Kubernetes object name (pods are ``<name>-master-0``)."""
     queue: NonEmptyStr = "default"
     """Queue name (self-managed pool) or queue id ``aihcq-...`` (managed pool)."""
-    job_framework: Annotated[Literal["PyTorchJob", "MPIJob"], _one_of(JOB_FRAMEWORKS)] = (
-        "PyTorchJob"
-    )
-    """Training framework operator: ``PyTorchJob`` or ``MPIJob``."""
+    job_framework: Annotated[
+        Literal["PyTorchJob", "MPIJob", "TFJob", "RayJob"], _one_of(JOB_FRAMEWORKS)
+    ] = "PyTorchJob"
+    """Training framework operator: ``PyTorchJob`` or ``MPIJob``; with ``api_version`` v2
+    also ``TFJob`` or ``RayJob`` (sent as v2's ``jobType``)."""
     job_spec: JobSpec
     """What every replica runs."""
     fault_tolerance: bool | None = None
@@ -333,6 +343,8 @@ class CreateJobRequest(_RequestModel):
     """TensorBoard for the job."""
     alert_config: AlertConfig | None = None
     """Alert rule created with the job."""
+    retention_period: Annotated[str | None, AfterValidator(_check_retention)] = None
+    """How long AIHC keeps the ended job, e.g. ``1d`` (v2 only: ``retentionPeriod``)."""
 
     @field_validator("labels")
     @classmethod

@@ -49,6 +49,10 @@ JOB_PARAMETERS = (
     "fault_tolerance",
     "fault_tolerance_config",
     "enable_bccl",
+    "image_config",
+    "tensorboard_config",
+    "alert_config",
+    "retention_period",
 )
 
 
@@ -80,7 +84,8 @@ class AIHCCreateJobOperator(BaseOperator):
     :param envs: environment, ``{"NAME": "value"}`` or ``[{"name", "value"}]`` (templated).
     :param priority: ``high``, ``normal`` or ``low``; ``normal`` unless ``body`` sets it
         (templated).
-    :param job_framework: ``PyTorchJob`` or ``MPIJob``; ``PyTorchJob`` unless ``body``
+    :param job_framework: ``PyTorchJob`` or ``MPIJob``; with the connection's
+        ``api_version`` v2 also ``TFJob`` or ``RayJob``; ``PyTorchJob`` unless ``body``
         sets it (templated).
     :param enable_rdma: use RDMA (templated).
     :param datasources: volumes, e.g. ``[{"type": "pfs", "name": "pfs-x", "mountPath":
@@ -90,6 +95,12 @@ class AIHCCreateJobOperator(BaseOperator):
     :param fault_tolerance: restart on faults (templated).
     :param fault_tolerance_config: advanced fault tolerance (templated).
     :param enable_bccl: inject BCCL; needs >= 2 replicas, RDMA, 8 GPUs each (templated).
+    :param image_config: private registry credentials ``{"username", "password"}``; the
+        password is masked like the secret key (templated).
+    :param tensorboard_config: ``{"enableTensorboard", "logPath"}`` (templated).
+    :param alert_config: an alert rule created with the job (templated).
+    :param retention_period: how long AIHC keeps the ended job, e.g. ``1d``; needs the
+        connection's ``api_version`` v2 (templated).
     :param body: a whole create request in wire form: a dict, a JSON string, an XCom value
         or the path of a ``.json`` file (rendered with Jinja) (templated).
     :param wait_for_completion: wait until the job ends; fail if it does not succeed.
@@ -112,6 +123,9 @@ class AIHCCreateJobOperator(BaseOperator):
         "labels": "json",
         "datasources": "json",
         "fault_tolerance_config": "json",
+        "image_config": "json",
+        "tensorboard_config": "json",
+        "alert_config": "json",
     }
     operator_extra_links = (AIHCJobLink(),)
     ui_color = "#2468f2"
@@ -135,6 +149,10 @@ class AIHCCreateJobOperator(BaseOperator):
         fault_tolerance: bool | str | None = None,
         fault_tolerance_config: Mapping[str, Any] | str | None = None,
         enable_bccl: bool | str | None = None,
+        image_config: Mapping[str, Any] | str | None = None,
+        tensorboard_config: Mapping[str, Any] | str | None = None,
+        alert_config: Mapping[str, Any] | str | None = None,
+        retention_period: str | None = None,
         body: Mapping[str, Any] | str | None = None,
         wait_for_completion: bool = False,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
@@ -162,6 +180,10 @@ class AIHCCreateJobOperator(BaseOperator):
         self.fault_tolerance = fault_tolerance
         self.fault_tolerance_config = fault_tolerance_config
         self.enable_bccl = enable_bccl
+        self.image_config = image_config
+        self.tensorboard_config = tensorboard_config
+        self.alert_config = alert_config
+        self.retention_period = retention_period
         self.body = body
         self.wait_for_completion = wait_for_completion
         self.deferrable = deferrable
@@ -191,6 +213,10 @@ class AIHCCreateJobOperator(BaseOperator):
             source, _, _ = env.loader.get_source(env, self.body.strip())  # type: ignore[union-attr]
             self.body = source
         super().render_template_fields(context, jinja_env)
+        from airflow_provider_aihc.version_compat import mask_secret
+
+        for password in _registry_passwords(self.image_config, self.body):
+            mask_secret(password)  # before the rendered fields are stored or logged
 
     def build_request(self, default_name: str | None = None) -> tuple[CreateJobRequest, str]:
         """Validate the rendered parameters into a create request and its pool.
@@ -226,6 +252,8 @@ class AIHCCreateJobOperator(BaseOperator):
                 pool = self.hook.resource_pool(self.resource_pool_id or None)
             except AIHCConfigError as err:
                 errors.append(("resourcePoolId (resource_pool_id)", str(err)))
+            if request is not None:
+                errors.extend(self.hook.dialect.create_problems(request.to_wire()))
         if errors or request is None:
             raise AIHCValidationError(errors)
         return request, pool
@@ -442,3 +470,24 @@ class AIHCDeleteJobOperator(_JobActionOperator):
         else:
             self.log.info("Deleted AIHC job %s", self.job_id)
         return self.job_id
+
+
+def _registry_passwords(image_config: object, body: object) -> list[str]:
+    """The private-registry passwords in ``image_config`` and ``body`` (dicts or JSON text),
+    to register with the secrets masker like the connection's secret key."""
+    spec = _json_object(body).get("jobSpec")
+    sources = [_json_object(image_config), _json_object(spec).get("imageConfig")]
+    found = [_json_object(source).get("password") for source in sources]
+    return [str(password) for password in found if password not in (None, "")]
+
+
+def _json_object(value: object) -> dict[str, Any]:
+    """``value`` as a dict: itself, or parsed from JSON text; ``{}`` otherwise."""
+    if isinstance(value, str):
+        import json
+
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return dict(value) if isinstance(value, Mapping) else {}

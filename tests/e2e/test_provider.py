@@ -45,7 +45,12 @@ def test_the_hook_and_connection_type_are_registered():
     [conn_type] = info["connection-types"]
     assert conn_type["connection-type"] == "aihc"
     assert conn_type["hook-class-name"] == "airflow_provider_aihc.hooks.aihc.AIHCHook"
-    assert set(conn_type["conn-fields"]) == {"region", "resource_pool_id", "security_token"}
+    assert set(conn_type["conn-fields"]) == {
+        "region",
+        "resource_pool_id",
+        "security_token",
+        "api_version",
+    }
     assert conn_type["conn-fields"]["security_token"]["schema"]["format"] == "password"
 
 
@@ -55,5 +60,5 @@ def test_the_connection_form_builds_on_airflow_2():
 
     widgets = AIHCHook.get_connection_form_widgets()
 
-    assert set(widgets) == {"region", "resource_pool_id", "security_token"}
+    assert set(widgets) == {"region", "resource_pool_id", "security_token", "api_version"}
     assert AIHCHook.get_ui_field_behaviour()["relabeling"]["login"] == "Access Key ID"

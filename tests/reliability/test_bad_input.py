@@ -186,6 +186,11 @@ BAD_VALUES: list[tuple[str, Any, str]] = [
         for v in ("{x", [1], {"faultToleranceLimit": -1}, {"unknownKey": 1})
     ),
     *(("enable_bccl", v, "enableBccl") for v in (True, "maybe")),
+    *(("image_config", v, "imageConfig") for v in ("{x", [1], {"username": "u"}, {"pw": 1})),
+    *(("tensorboard_config", v, "tensorboardConfig") for v in ("{x", [1], {"unknown": 1})),
+    *(("alert_config", v, "alertConfig") for v in ("{x", [1], {"unknown": 1})),
+    # retentionPeriod: malformed, or well formed but only api_version v2 can send it.
+    *(("retention_period", v, "retentionPeriod") for v in ("forever", "0d", 5, "1d")),
     *(("resource_pool_id", v, "resource_pool_id") for v in ("a/b", "..", ".", " ", "x\\y")),
     ("body", "{bad json", "body"),
     ("body", "[1]", "body"),

@@ -137,6 +137,7 @@ def test_all_parameter_paths_land_where_documented() -> None:
         privileged=False,
         tensorboard_config={"enableTensorboard": True, "logPath": "/logs"},
         alert_config={"alertName": "slow", "for": "5m"},
+        retention_period="1d",
     ).to_wire()
     for param, path in PARAMETER_PATHS.items():
         node: Any = wire

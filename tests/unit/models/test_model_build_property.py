@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from aihc_strategies import ANYTHING, JSONISH, PLAUSIBLE_JOB_PARAMETERS, SCALARS
+from aihc_strategies import ANYTHING, JSONISH, PLAUSIBLE_JOB_PARAMETERS
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from seed_job import SEED_BODY
@@ -19,11 +19,8 @@ from airflow_provider_aihc.models.request import CreateJobRequest
 
 PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
     **PLAUSIBLE_JOB_PARAMETERS,
-    "image_config": st.fixed_dictionaries({"username": SCALARS, "password": SCALARS}),
     "host_network": st.booleans(),
     "privileged": st.booleans(),
-    "tensorboard_config": st.fixed_dictionaries({"enableTensorboard": SCALARS}),
-    "alert_config": st.fixed_dictionaries({"alertIds": JSONISH}),
 }
 PARAMS = st.one_of(
     st.fixed_dictionaries({}, optional=PLAUSIBLE),

@@ -1,0 +1,76 @@
+"""The v1 REST dialect (aihc-api §3): paths under ``/api/v1``, answers in an envelope.
+
+Every job call carries query ``resourcePoolId``; ``queueID`` is added only for the managed
+pools that need it (bce-sdk-go: ``aihc-serverless``, ``aihc-bhcmp``).  The transport already
+unwraps ``{"requestId", "result"}``, so answers pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
+from airflow_provider_aihc.hooks.dialects import check_path_id
+
+#: Pools whose job calls also need ``queueID`` (bce-sdk-go ``SERVERLESS_CLUSTER``/``BHCMP``).
+QUEUE_ID_POOLS = frozenset({"aihc-serverless", "aihc-bhcmp"})
+#: ``jobFramework`` values v1 accepts (the create page lists PyTorchJob; the CLI sends MPIJob).
+V1_FRAMEWORKS = ("PyTorchJob", "MPIJob")
+
+
+class V1Dialect:
+    """``/api/v1/aijobs…`` and ``/api/v1/resourcepools…``."""
+
+    name = "v1"
+
+    def request(
+        self,
+        endpoint: Endpoint,
+        pool: str | None,
+        queue_id: str | None,
+        params: Params,
+        body: Any,
+        path_args: Mapping[str, str],
+    ) -> ApiRequest:
+        """The endpoint's path with safe segments; ``resourcePoolId`` on job calls."""
+        path = endpoint.path.format(**{k: check_path_id(k, v) for k, v in path_args.items()})
+        query = list(params)
+        if pool is not None:
+            query.insert(0, ("resourcePoolId", pool))
+            if queue_id and pool in QUEUE_ID_POOLS:
+                query.append(("queueID", queue_id))
+        return ApiRequest(endpoint=endpoint, path=path, params=tuple(query), body=encode(body))
+
+    def answer(self, endpoint: Endpoint, result: Any) -> Any:
+        """v1 answers are already in v1 form."""
+        return result
+
+    def create_problems(self, body: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """What only v2 can say: other job types, ``retentionPeriod``."""
+        problems = []
+        framework = body.get("jobFramework", "PyTorchJob")
+        if framework not in V1_FRAMEWORKS:
+            problems.append(
+                (
+                    "jobFramework (job_framework)",
+                    f"{framework!r} needs the connection's api_version v2; "
+                    f"api_version v1 takes {' or '.join(V1_FRAMEWORKS)}",
+                )
+            )
+        if body.get("retentionPeriod") is not None:
+            problems.append(
+                ("retentionPeriod (retention_period)", "needs the connection's api_version v2")
+            )
+        return problems
+
+
+def encode(body: Any) -> bytes | None:
+    """The JSON bytes of a body (``None`` for none)."""
+    if body is None:
+        return None
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
+V1 = V1Dialect()
