@@ -20,6 +20,7 @@ import ui
 from api import Airflow, Emulator
 from report import Table
 from services import Services, is_below, wait_for
+from stack import TRIGGERERS
 
 #: Example DAG → (the task that creates the job, the task that waits for it, map indexes).
 EXAMPLES: dict[str, tuple[str, str, list[int]]] = {
@@ -74,11 +75,11 @@ def check(condition: bool, message: str) -> None:
 
 def examples(d: Deployment, table: Table) -> None:
     """Trigger every example DAG without a logical date, then with one; check each run."""
-    for kind in ("no logical date", "with logical date"):
+    for kind, label in (("no logical date", "s1-nodate"), ("with logical date", "s1-dated")):
         runs = {}
         for dag_id in EXAMPLES:
-            logical = None if kind == "no logical date" else datetime.now(UTC).isoformat()
-            runs[dag_id] = d.airflow.trigger(dag_id, run_id(f"s1-{kind[:4]}"), logical)["dag_run_id"]
+            logical = None if label == "s1-nodate" else datetime.now(UTC).isoformat()
+            runs[dag_id] = d.airflow.trigger(dag_id, run_id(label), logical)["dag_run_id"]
         for dag_id, rid in runs.items():
             started = time.monotonic()
             try:
@@ -139,7 +140,7 @@ def triggerer_takeover(d: Deployment, services: Services) -> str:
     before = len(_lines(d, dag_id, rid, task_id))
     owner.kill()
     killed_at = time.monotonic()
-    other = next(s for s in services.started if s.name.startswith("triggerer") and s.alive())
+    other = next(s for s in services.started if s.name in TRIGGERERS and s.alive())
     wait_for(lambda: _runs_trigger(other, d, dag_id, rid, task_id), 120, "the other triggerer")
     takeover = time.monotonic() - killed_at
     time.sleep(5)  # a few more lines, streamed by the new triggerer
@@ -173,21 +174,24 @@ def _running_job(d: Deployment, dag_id: str, rid: str, task_id: str) -> dict[str
 
 
 def _trigger_owner(d: Deployment, services: Services, dag_id: str, rid: str, task_id: str) -> Any:
-    triggerers = [s for s in services.started if s.name.startswith("triggerer") and s.alive()]
+    """The triggerer that the REST API says holds the task instance's trigger."""
+    triggerers = [s for s in services.started if s.name in TRIGGERERS and s.alive()]
     for service in triggerers:
         if _runs_trigger(service, d, dag_id, rid, task_id):
             return service
-    raise AssertionError("no triggerer's log shows the trigger")
+    ti = d.airflow.task_instance(dag_id, rid, task_id)
+    raise AssertionError(f"no live triggerer holds the trigger: {ti.get('trigger')}")
 
 
 def _runs_trigger(service: Any, d: Deployment, dag_id: str, rid: str, task_id: str) -> bool:
-    """Whether this triggerer's own log says it runs the task instance's trigger."""
+    """Whether the task instance's trigger is held by this triggerer (by its host name)."""
     ti = d.airflow.task_instance(dag_id, rid, task_id)
-    trigger_id = (ti.get("trigger") or {}).get("id")
-    log = service.log_text()
-    return trigger_id is not None and bool(
-        re.search(rf"trigger .*\(ID {trigger_id}\) starting", log)
-    )
+    holder = (ti.get("trigger") or {}).get("triggerer_id")
+    if ti["state"] != "deferred" or holder is None:
+        return False
+    jobs = d.airflow.call("GET", "/jobs", params={"job_type": "TriggererJob", "limit": 100})
+    hostnames = {job["id"]: job["hostname"] for job in jobs["jobs"]}
+    return bool(hostnames.get(holder) == TRIGGERERS[service.name])
 
 
 # ---- 3: a Celery worker dies while the create answer is held ---------------------------------
@@ -235,7 +239,12 @@ def clear_trains_again(d: Deployment) -> str:
     first = d.emulator.jobs_of(dag_id, rid, task_id)
     check(len(first) == 1, f"{len(first)} jobs before the clear, expected 1")
     d.airflow.clear(dag_id, rid, [task_id])
-    d.airflow.wait_ti(dag_id, rid, task_id, {"queued", "scheduled", "running", "deferred"}, 60)
+
+    def ran_again() -> bool:
+        ti = d.airflow.task_instance(dag_id, rid, task_id)
+        return ti["try_number"] >= 2 and ti["state"] in {"success", "failed"}
+
+    wait_for(ran_again, RUN_TIMEOUT, "the cleared task's new try")
     state = d.airflow.wait_run(dag_id, rid, RUN_TIMEOUT)
     check(state == "success", f"after the clear: {state}")
     after = d.emulator.jobs_of(dag_id, rid, task_id)

@@ -155,7 +155,7 @@ class Services:
         :param extra_env: variables on top of the shared environment.
         """
         log_path = self.log_dir / f"{name}.log"
-        with log_path.open("ab") as log:
+        with log_path.open("wb") as log:
             process = subprocess.Popen(
                 list(argv),
                 env={**self.env, **(extra_env or {})},

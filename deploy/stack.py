@@ -28,7 +28,8 @@ BIN = Path(sys.executable).parent
 #: The emulator's pace: a job is Created, Scheduled, Running for 8 s, then Succeeded.
 EMULATOR_ARGS = ["--seconds-per-status", "1", "--running-seconds", "8"]
 WORKERS = ("worker_a", "worker_b")
-TRIGGERERS = ("triggerer_a", "triggerer_b")
+#: Each triggerer and the host name it reports (``deploy_hostname``): two names of the loopback.
+TRIGGERERS = {"triggerer_a": "localhost", "triggerer_b": "127.0.0.1"}
 #: Airflow's log servers bind every interface (``host=""``, not configurable), and nothing
 #: here may listen beyond the loopback: the API server reads the shared log folder instead.
 #: Each worker and triggerer still gets its own log-server port, as two on one host need.
@@ -179,9 +180,14 @@ def start_airflow(services: Services) -> None:
         argv = [airflow, "celery", "worker", "--celery-hostname", f"{name}@%h", *NO_LOG_SERVER]
         port = {"AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port())}
         services.start(name, argv, port)
-    for name in TRIGGERERS:
-        port = {"AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port())}
-        services.start(name, [airflow, "triggerer", *NO_LOG_SERVER], port)
+    for name, hostname in TRIGGERERS.items():
+        env = {
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
+            "AIRFLOW__CORE__HOSTNAME_CALLABLE": "deploy_hostname.of_this_process",
+            "AIHC_DEPLOY_HOSTNAME": hostname,
+            "PYTHONPATH": str(ROOT / "deploy"),
+        }
+        services.start(name, [airflow, "triggerer", *NO_LOG_SERVER], env)
 
 
 def wait_until_healthy(services: Services, api_url: str, timeout: float) -> None:
