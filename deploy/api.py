@@ -94,7 +94,12 @@ class Airflow:
         events = content.get("content") or []
         if isinstance(events, str):
             return events
-        return "\n".join(str(e.get("event", e)) if isinstance(e, dict) else str(e) for e in events)
+        return "\n".join(_event_text(e) for e in events)
+
+    def xcom(self, dag_id: str, run_id: str, task_id: str, key: str) -> Any:
+        """One XCom value of an unmapped task instance."""
+        path = f"/dags/{dag_id}/dagRuns/{quote(run_id)}/taskInstances/{task_id}/xcomEntries/{key}"
+        return self.call("GET", path)["value"]
 
     def clear(self, dag_id: str, run_id: str, task_ids: list[str]) -> None:
         """Clear task instances (as the UI's "Clear" does), their run set running again."""
@@ -132,7 +137,9 @@ class Airflow:
             time.sleep(2)
         return f"still {self.run(dag_id, run_id)['state']} after {timeout:.0f} s"
 
-    def wait_ti(self, dag_id: str, run_id: str, task_id: str, states: set[str], timeout: float) -> dict[str, Any]:
+    def wait_ti(
+        self, dag_id: str, run_id: str, task_id: str, states: set[str], timeout: float
+    ) -> dict[str, Any]:
         """Wait for a task instance to be in one of ``states``; the task instance.
 
         :raises TimeoutError: with its last state.
@@ -144,7 +151,20 @@ class Airflow:
             if ti["state"] in states:
                 return ti
             time.sleep(1)
-        raise TimeoutError(f"{dag_id}.{task_id}: {ti.get('state')} after {timeout:.0f} s, not {states}")
+        raise TimeoutError(
+            f"{dag_id}.{task_id}: {ti.get('state')} after {timeout:.0f} s, not {states}"
+        )
+
+
+def _event_text(event: Any) -> str:
+    """One structured log event as text: its message, and its error when it has one."""
+    if not isinstance(event, dict):
+        return str(event)
+    text = str(event.get("event", ""))
+    for error in event.get("error_detail") or []:
+        if isinstance(error, dict):
+            text += f" {error.get('exc_type')}: {error.get('exc_value')}"
+    return text
 
 
 class Emulator:
@@ -154,7 +174,9 @@ class Emulator:
         self.base_url = base_url
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
-        answer = requests.request(method, f"{self.base_url}/_emulator/{path}", json=body, timeout=30)
+        answer = requests.request(
+            method, f"{self.base_url}/_emulator/{path}", json=body, timeout=30
+        )
         answer.raise_for_status()
         return answer.json()
 
@@ -170,7 +192,9 @@ class Emulator:
         """Put a job into ``status`` now (releases a held job)."""
         self._call("POST", f"jobs/{job_id}/status", {"status": status})
 
-    def jobs_of(self, dag_id: str, run_id: str, task_id: str, map_index: int = -1) -> list[dict[str, Any]]:
+    def jobs_of(
+        self, dag_id: str, run_id: str, task_id: str, map_index: int = -1
+    ) -> list[dict[str, Any]]:
         """The jobs whose labels name this task instance (every CreateJob that made one)."""
         wanted = {
             "airflow-dag-id": dag_id,
@@ -180,6 +204,11 @@ class Emulator:
         }
         jobs: list[dict[str, Any]] = self._call("GET", "state")["jobs"]
         return [j for j in jobs if wanted.items() <= j["labels"].items()]
+
+    def gone(self, job_id: str) -> bool:
+        """Whether the emulator has no such job (never created, or deleted)."""
+        answer = requests.get(f"{self.base_url}/_emulator/jobs/{job_id}", timeout=30)
+        return answer.status_code == 404
 
     def job(self, job_id: str) -> dict[str, Any]:
         """One job's state."""

@@ -39,7 +39,7 @@ class Table:
         started = time.monotonic()
         try:
             detail = body()
-        except Exception as exc:  # noqa: BLE001 - one row per check
+        except Exception as exc:
             self.add(name, False, f"{type(exc).__name__}: {exc}", time.monotonic() - started)
         else:
             self.add(name, True, detail, time.monotonic() - started)
@@ -56,7 +56,7 @@ class Table:
         print(f"deploy: -- {name}", flush=True)
         try:
             yield ok
-        except Exception as exc:  # noqa: BLE001 - a failed phase is a row, not a crash
+        except Exception as exc:
             detail = f"{type(exc).__name__}: {exc}"
             traceback.print_exc()
             self.add(name, False, detail, time.monotonic() - started)
@@ -64,7 +64,12 @@ class Table:
         except BaseException:
             self.add(name, False, "interrupted", time.monotonic() - started)
             raise
-        self.add(name, ok.is_set(), "done" if ok.is_set() else "did not finish", time.monotonic() - started)
+        self.add(
+            name,
+            ok.is_set(),
+            "done" if ok.is_set() else "did not finish",
+            time.monotonic() - started,
+        )
 
     def print(self, build: Path) -> int:
         """Print the table (and write it to ``<build>/report.txt``); the exit status."""

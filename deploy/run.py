@@ -21,11 +21,11 @@ from types import FrameType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import report  # noqa: E402
-import scenarios  # noqa: E402
-import stack  # noqa: E402
-from api import Airflow, Emulator  # noqa: E402
-from services import Services, ensure_debian_packages, free_port, wait_for  # noqa: E402
+import report
+import scenarios
+import stack
+from api import Airflow, Emulator
+from services import Services, ensure_debian_packages, free_port, wait_for
 
 STARTUP_TIMEOUT = 420.0
 
@@ -74,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
             left = services.stop_all()
             stopped.set()
         table.add("nothing left running", not left, ", ".join(left) or "all stopped by PID", 0.0)
-        table.add("whole run", True, f"{time.monotonic() - started:.0f} s", time.monotonic() - started)
+        table.add(
+            "whole run", True, f"{time.monotonic() - started:.0f} s", time.monotonic() - started
+        )
     return table.print(build)
 
 

@@ -8,6 +8,7 @@ in reverse order, whatever happened before.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -71,7 +72,7 @@ def wait_for(check: Callable[[], bool], timeout: float, what: str, interval: flo
                 return
         except Fatal:
             raise
-        except Exception as exc:  # noqa: BLE001 - not ready yet, whatever it says
+        except Exception as exc:
             last = exc
         time.sleep(interval)
     raise TimeoutError(f"{what}: not ready after {timeout:.0f} s (last error: {last})")
@@ -113,10 +114,8 @@ class Service:
         """SIGTERM the group; SIGKILL what is left after the grace period."""
         if self.alive():
             _signal_group(self.pid, signal.SIGTERM)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=STOP_GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                pass
         for pid in self.pids():
             _signal(pid, signal.SIGKILL)
         if self.alive():
@@ -184,7 +183,7 @@ class Services:
         for service in reversed(self.started):
             try:
                 service.stop()
-            except Exception as exc:  # noqa: BLE001 - keep stopping the others
+            except Exception as exc:
                 print(f"deploy: stopping {service.name} (pid {service.pid}): {exc}")
         return [f"{s.name} (pid {s.pid})" for s in self.started if s.pids() or s.alive()]
 
@@ -237,14 +236,10 @@ def _group_members(pgid: int) -> set[int]:
 
 
 def _signal(pid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, sig)
-    except ProcessLookupError:
-        pass

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
-
 from services import Fatal, Services, free_port, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 #: The emulator's pace: a job is Created, Scheduled, Running for 8 s, then Succeeded.
 EMULATOR_ARGS = ["--seconds-per-status", "1", "--running-seconds", "8"]
+INITDB_ARGS = ["--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"]
 WORKERS = ("worker_a", "worker_b")
 #: Each triggerer and the host name it reports (``deploy_hostname``): two names of the loopback.
 TRIGGERERS = {"triggerer_a": "localhost", "triggerer_b": "127.0.0.1"}
@@ -56,8 +56,7 @@ def start_postgres(services: Services, build: Path) -> str:
     shutil.chown(data, "postgres", "postgres")
     as_postgres = ["runuser", "-u", "postgres", "--"]
     subprocess.run(
-        [*as_postgres, str(pg_bin / "initdb"), "-D", str(data), "-U", "airflow"]
-        + ["--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"],
+        [*as_postgres, str(pg_bin / "initdb"), "-D", str(data), "-U", "airflow", *INITDB_ARGS],
         check=True,
         capture_output=True,
     )
@@ -203,8 +202,7 @@ def wait_until_healthy(services: Services, api_url: str, timeout: float) -> None
         health = requests.get(f"{api_url}/api/v2/monitor/health", timeout=10).json()
         parts = ("metadatabase", "scheduler", "triggerer", "dag_processor")
         workers_ready = all(
-            re.search(r"@\S+ ready\.", services.get(name).log_tail(100_000))
-            for name in WORKERS
+            re.search(r"@\S+ ready\.", services.get(name).log_tail(100_000)) for name in WORKERS
         )
         return workers_ready and all(health[p]["status"] == "healthy" for p in parts)
 

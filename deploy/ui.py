@@ -47,8 +47,16 @@ def check_ui(d: Deployment, table: Table) -> None:
                 table.check(name, lambda: _screenshotted(page, shots / f"{shot}.png", body))
 
             step("6 log in to the UI", "1-login", lambda: _log_in(page, d))
-            step("6 Admin → Connections → add: Baidu AIHC fields", "2-connection-form", lambda: _connection_form(page, d))
-            step("6 a finished train task's AIHC Job link", "3-task", lambda: _job_link(page, d, shots))
+            step(
+                "6 Admin → Connections → add: Baidu AIHC fields",
+                "2-connection-form",
+                lambda: _connection_form(page, d),
+            )
+            step(
+                "6 a finished train task's AIHC Job link",
+                "3-task",
+                lambda: _job_link(page, d, shots),
+            )
         finally:
             browser.close()
 
@@ -59,7 +67,9 @@ def _screenshotted(page: Page, path: Path, body: Callable[[], str]) -> str:
         detail = body()
     except Exception as exc:
         page.screenshot(path=str(path.with_name(path.stem + "-FAILED.png")), full_page=True)
-        raise AssertionError(f"{exc} (screenshot: {path.with_name(path.stem + '-FAILED.png')})") from exc
+        raise AssertionError(
+            f"{exc} (screenshot: {path.with_name(path.stem + '-FAILED.png')})"
+        ) from exc
     page.screenshot(path=str(path), full_page=True)
     return f"{detail} (screenshot: {path})"
 
@@ -141,7 +151,9 @@ def _job_link(page: Page, d: Deployment, shots: Path) -> str:
     opened_url = job_page.url
     job_page.close()
     if opened_url != target or job_id not in text or "Succeeded" not in text:
-        raise AssertionError(f"the link opened {opened_url}, expected {target} showing a Succeeded job")
+        raise AssertionError(
+            f"the link opened {opened_url}, expected {target} showing a Succeeded job"
+        )
     return f"{dag_id}/{run}: AIHC Job → {target} (Succeeded)"
 
 

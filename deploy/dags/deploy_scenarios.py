@@ -13,8 +13,12 @@ from airflow.sdk import DAG
 
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 
+IMAGE = (
+    "registry.baidubce.com/aihc-aiak/aiak-megatron:"
+    "ubuntu20.04-cu11.8-torch1.14.0-py38_v1.2.7.12_release"
+)
 JOB = {
-    "image": "registry.baidubce.com/aihc-aiak/aiak-megatron:ubuntu20.04-cu11.8-torch1.14.0-py38_v1.2.7.12_release",
+    "image": IMAGE,
     "command": "python -m trainer --epochs 1",
     "job_resources": {"baidu.com/a800_80g_cgpu": 8},
     "poll_interval": 2,
