@@ -146,8 +146,11 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
     }
 
 
-def link_dags(build: Path) -> None:
-    """The DAGs folder: the example DAGs and the scenarios' own DAGs, linked in."""
+def fresh_home(build: Path) -> None:
+    """An empty ``AIRFLOW_HOME`` whose DAGs folder links the examples and the scenarios' DAGs."""
+    home = build / "airflow-home"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
     dags = build / "dags"
     if dags.exists():
         shutil.rmtree(dags)
