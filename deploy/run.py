@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     except Interrupted as exc:
         table.add("interrupted", False, f"stopped by {exc}", 0.0)
     finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):  # a second Ctrl-C must not cut the stop short
+            signal.signal(sig, signal.SIG_IGN)
         left = ["(stop failed)"]
         with table.phase("stop everything") as stopped:
             left = services.stop_all()

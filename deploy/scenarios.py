@@ -334,7 +334,9 @@ def timeout_stops(d: Deployment) -> str:
 
 
 def _side_by_side(table: Table, rows: dict[str, Callable[[], str]]) -> None:
-    threads = [threading.Thread(target=table.check, args=(n, b)) for n, b in rows.items()]
+    threads = [
+        threading.Thread(target=table.check, args=(n, b), daemon=True) for n, b in rows.items()
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
