@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import sys
 import time
@@ -56,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         signal.signal(sig, _on_signal)
     table = report.Table()
     logs = build / "logs"
-    logs.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(logs, ignore_errors=True)  # this run's logs only
+    logs.mkdir(parents=True)
     services = Services(log_dir=logs, env=dict(os.environ))
     try:
         deployment = _start(build, services, table)
