@@ -49,8 +49,8 @@ def check_ui(d: Deployment, table: Table) -> None:
             step("6 log in to the UI", "1-login", lambda: _log_in(page, d))
             step(
                 "6 Admin → Connections → add: Baidu AIHC fields",
-                "2-connection-form",
-                lambda: _connection_form(page, d),
+                "2-connection-saved",
+                lambda: _connection_form(page, d, shots / "2-connection-form.png"),
             )
             step(
                 "6 a finished train task's AIHC Job link",
@@ -83,7 +83,7 @@ def _log_in(page: Page, d: Deployment) -> str:
     return "signed in as admin"
 
 
-def _connection_form(page: Page, d: Deployment) -> str:
+def _connection_form(page: Page, d: Deployment, form_shot: Path) -> str:
     page.get_by_role("button", name="Admin").click()
     page.get_by_role("menuitem", name="Connections").click()
     page.get_by_role("button", name="Add Connection").click()
@@ -97,9 +97,10 @@ def _connection_form(page: Page, d: Deployment) -> str:
     page.get_by_role("button", name="Extra Fields", exact=True).click()
     page.locator("#element_resource_pool_id").fill("cce-fromtheui")
     _expect_type(page, "#element_security_token", "password", "STS security token")
+    page.screenshot(path=str(form_shot), full_page=True)
     problems = []
     if not _is_dropdown(page, "#element_region", "Region"):
-        problems.append("Region is a free-text field, not a drop-down of regions")
+        problems.append(f"Region is a free-text field, not a drop-down of regions ({form_shot})")
     page.get_by_role("button", name="Save").click()
     page.get_by_role("dialog").wait_for(state="hidden")
     saved = d.airflow.call("GET", f"/connections/{UI_CONNECTION_ID}")
@@ -117,7 +118,8 @@ def _is_dropdown(page: Page, selector: str, label: str) -> bool:
         kind = field.evaluate("e => e.tagName === 'SELECT' ? 'combobox' : e.getAttribute('role')")
         if kind == "combobox":
             return True
-    return page.get_by_role("combobox", name=re.compile(label)).count() > 0
+    selects = page.locator(f"select[id*={label.lower()}], select[name*={label.lower()}]").count()
+    return selects > 0 or page.get_by_role("combobox", name=re.compile(label)).count() > 0
 
 
 def _expect_type(page: Page, selector: str, wanted: str, label: str) -> None:
