@@ -86,8 +86,10 @@ def _start(build: Path, services: Services, table: report.Table) -> scenarios.De
     """The deployment, started and healthy; ``None`` when a phase failed (in the table)."""
     external_db = os.environ.get("AIHC_DEPLOY_DATABASE_URL", "")
     external_broker = os.environ.get("AIHC_DEPLOY_BROKER_URL", "")
+    external = {"postgresql": external_db, "redis-server": external_broker}
+    skip = frozenset(name for name, url in external.items() if url)
     steps: list[tuple[str, Callable[[], object]]] = [
-        ("debian packages", ensure_debian_packages),
+        ("debian packages", lambda: ensure_debian_packages(skip)),
     ]
     endpoints = stack.Endpoints(database_url=external_db, broker_url=external_broker)
 

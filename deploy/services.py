@@ -23,15 +23,16 @@ APT_PACKAGES = {"postgresql": "/usr/lib/postgresql", "redis-server": None, "chro
 STOP_GRACE_SECONDS = 20.0
 
 
-def ensure_debian_packages() -> list[str]:
+def ensure_debian_packages(skip: frozenset[str] = frozenset()) -> list[str]:
     """Install from Debian what is missing (quietly, non-interactive); the names installed.
 
+    :param skip: packages not needed (e.g. ``postgresql`` when an existing one is used).
     :raises RuntimeError: when apt-get fails.
     """
     missing = [
         name
         for name, path in APT_PACKAGES.items()
-        if not (Path(path).exists() if path else shutil.which(name))
+        if name not in skip and not (Path(path).exists() if path else shutil.which(name))
     ]
     if not missing:
         return []
