@@ -50,3 +50,21 @@ $(VENVS)/airflow-%/bin/python.stamp: constraints/airflow-%.txt pyproject.toml | 
 
 clean:
 	rm -rf $(VENVS) .airflow
+
+# A real deployment (PostgreSQL, Redis, CeleryExecutor with two workers, two triggerers,
+# the API server, a browser) driven through the REST API, the CLI and the UI: see the
+# README. Airflow 3 only; its own venv, with what deploy/constraints.txt adds, and the
+# provider installed editable so that the deployment always runs this tree's code.
+DEPLOY_DIR := build/deployment
+DEPLOY_PY := $(DEPLOY_DIR)/venv/bin/python
+
+.PHONY: test-deployment
+test-deployment: $(DEPLOY_PY).stamp
+	$(DEPLOY_PY) deploy/run.py --build-dir $(DEPLOY_DIR)
+
+$(DEPLOY_PY).stamp: constraints/airflow-$(AF3).txt deploy/constraints.txt pyproject.toml | $(UV)
+	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(DEPLOY_DIR)/venv
+	$(UV) pip install --quiet --compile-bytecode --python $(DEPLOY_PY) \
+		-c constraints/airflow-$(AF3).txt -c deploy/constraints.txt "apache-airflow==$(AF3)" \
+		apache-airflow-providers-celery psycopg2-binary asyncpg redis playwright -e .
+	touch $@

@@ -1,0 +1,53 @@
+"""The DAGs of ``make test-deployment``'s scenarios: one training task each, short polls.
+
+Each task's id is in its job's default name (``<task>-<hash>``), which is what the
+scenarios' emulator scripts match to hold a job in ``Running``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from airflow.sdk import DAG
+
+from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
+
+IMAGE = (
+    "registry.baidubce.com/aihc-aiak/aiak-megatron:"
+    "ubuntu20.04-cu11.8-torch1.14.0-py38_v1.2.7.12_release"
+)
+JOB = {
+    "image": IMAGE,
+    "command": "python -m trainer --epochs 1",
+    "job_resources": {"baidu.com/a800_80g_cgpu": 8},
+    "poll_interval": 2,
+}
+RETRY_ONCE = {"retries": 1, "retry_delay": timedelta(seconds=5)}
+
+
+def training_dag(dag_id: str, task_id: str, **task: Any) -> DAG:
+    """A DAG of one ``AIHCCreateJobOperator`` task that waits for its job."""
+    with DAG(
+        dag_id=dag_id,
+        schedule=None,
+        start_date=datetime(2025, 1, 1),
+        catchup=False,
+        tags=["aihc", "deployment-test"],
+    ) as dag:
+        AIHCCreateJobOperator(task_id=task_id, wait_for_completion=True, **JOB, **task)
+    return dag
+
+
+# 2: the deferred wait survives the SIGKILL of its triggerer.
+takeover = training_dag("deploy_takeover", "takeover", deferrable=True)
+# 3: the Celery worker dies while the create request waits for its answer.
+worker_crash = training_dag("deploy_worker_crash", "crash_create", deferrable=True, **RETRY_ONCE)
+# 4: clearing a succeeded task trains again; a failed try's retry adopts the job.
+clear_retry = training_dag("deploy_clear", "train", deferrable=True, **RETRY_ONCE)
+failed_try = training_dag("deploy_failed_try", "sync_train", **RETRY_ONCE)
+# 5: "Mark as failed" on a deferred wait, and an execution_timeout on a sync wait.
+mark_failed = training_dag("deploy_mark_failed", "mark_failed", deferrable=True)
+exec_timeout = training_dag(
+    "deploy_exec_timeout", "exec_timeout", execution_timeout=timedelta(seconds=20)
+)

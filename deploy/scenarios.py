@@ -1,0 +1,384 @@
+"""Scenarios 1-5 of the deployment check (6, the browser, is in ``ui.py``).
+
+Each one drives the deployment through the REST API (and, to crash a process, a signal),
+and checks the result against the emulator's own record: the jobs whose labels name the
+task instance are every CreateJob that made a job for it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import ui
+from api import Airflow, Emulator
+from report import Table
+from services import Fatal, Services, is_below, wait_for
+from stack import TRIGGERERS
+
+#: Example DAG → (the task that creates the job, the task that waits for it, map indexes).
+EXAMPLES: dict[str, tuple[str, str, list[int]]] = {
+    "aihc_cleanup": ("train", "wait_for_training", [-1]),
+    "aihc_hyperparameter_sweep": ("trial", "trial", [0, 1, 2]),
+    "aihc_llama2_seed_job": ("pretrain_llama2_7b", "pretrain_llama2_7b", [-1]),
+    "aihc_scheduled_retraining": ("train", "wait_for_training", [-1]),
+}
+#: Examples whose teardown deletes the job: the emulator forgets it (its record is gone).
+DELETES_ITS_JOB = {"aihc_cleanup"}
+#: The last line of every emulated job's log.
+LAST_TRAINING_LINE = "training process exited with code 0"
+SCENARIO_DAGS = {
+    "deploy_takeover",
+    "deploy_worker_crash",
+    "deploy_clear",
+    "deploy_failed_try",
+    "deploy_mark_failed",
+    "deploy_exec_timeout",
+}
+ALL_DAGS = set(EXAMPLES) | SCENARIO_DAGS
+#: A line of a job's training log, as the emulator writes it: its own UTC timestamp first.
+TRAINING_LINE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z .*")
+STOPPED = {"ManualTermination", "Stopped"}
+RUN_TIMEOUT = 180.0
+
+
+@dataclass
+class Deployment:
+    """What the scenarios drive."""
+
+    build: Path
+    env: dict[str, str]
+    airflow: Airflow
+    emulator: Emulator
+
+
+def run_id(label: str) -> str:
+    """A run id that is also a valid label value (so the job's label equals it)."""
+    return f"{label}-{datetime.now(UTC).strftime('%H%M%S%f')}"
+
+
+def training_lines(log: str) -> list[str]:
+    """The job's training log lines shown in a task log."""
+    return [m.group(0).strip() for m in TRAINING_LINE.finditer(log)]
+
+
+def check(condition: bool, message: str) -> None:
+    """Fail the scenario with ``message`` unless ``condition``."""
+    if not condition:
+        raise AssertionError(message)
+
+
+# ---- 1: every example DAG, without and with a logical date ------------------------------
+
+
+def examples(d: Deployment, table: Table) -> None:
+    """Trigger every example DAG without a logical date, then with one; check each run."""
+    for kind, label in (("no logical date", "s1-nodate"), ("with logical date", "s1-dated")):
+        runs = {}
+        for dag_id in EXAMPLES:
+            logical = None if label == "s1-nodate" else datetime.now(UTC).isoformat()
+            runs[dag_id] = d.airflow.trigger(dag_id, run_id(label), logical)["dag_run_id"]
+        for dag_id, rid in runs.items():
+            started = time.monotonic()
+            try:
+                detail = _example_run(d, dag_id, rid)
+                table.add(f"1 {dag_id} ({kind})", True, detail, time.monotonic() - started)
+            except Exception as exc:
+                table.add(f"1 {dag_id} ({kind})", False, str(exc), time.monotonic() - started)
+
+
+def _example_run(d: Deployment, dag_id: str, rid: str) -> str:
+    state = d.airflow.wait_run(dag_id, rid, RUN_TIMEOUT)
+    if state != "success":
+        raise AssertionError(f"run {rid}: {state}{_failure_hint(d, dag_id, rid)}")
+    create_task, wait_task, indexes = EXAMPLES[dag_id]
+    shown = []
+    for index in indexes:
+        jobs = d.emulator.jobs_of(dag_id, rid, create_task, index)
+        ti = _ti(d.airflow, dag_id, rid, wait_task, index)
+        lines = training_lines(d.airflow.task_log(dag_id, rid, wait_task, ti["try_number"], index))
+        where = f"{wait_task}[{index}] log"
+        check(
+            any(LAST_TRAINING_LINE in line for line in lines), f"{where} lacks the job's last line"
+        )
+        if dag_id in DELETES_ITS_JOB:
+            job_id = d.airflow.xcom(dag_id, rid, create_task, "job_id")
+            check(not jobs and d.emulator.gone(job_id), f"job {job_id} not deleted by the teardown")
+        else:
+            check(len(jobs) == 1, f"{create_task}[{index}]: {len(jobs)} jobs, expected 1")
+            written = jobs[0]["logLines"]
+            check(len(lines) >= written, f"{where} shows {len(lines)} of {written} job lines")
+        shown.append(len(lines))
+    return f"run {rid} success; training lines in the log: {shown}"
+
+
+def _ti(api: Airflow, dag_id: str, rid: str, task_id: str, index: int) -> dict[str, Any]:
+    for ti in api.task_instances(dag_id, rid):
+        if ti["task_id"] == task_id and ti["map_index"] == index:
+            return ti
+    raise AssertionError(f"no task instance {task_id}[{index}] in {rid}")
+
+
+def _failure_hint(d: Deployment, dag_id: str, rid: str) -> str:
+    """The first failed task's last error line, from its log."""
+    for ti in d.airflow.task_instances(dag_id, rid):
+        if ti["state"] in {"failed", "up_for_retry"}:
+            log = d.airflow.task_log(dag_id, rid, ti["task_id"], ti["try_number"], ti["map_index"])
+            errors = [line for line in log.splitlines() if "Error" in line or "error" in line]
+            return f" ({ti['task_id']}: {(errors or ['no error line'])[-1][:300]})"
+    return ""
+
+
+# ---- 2: a triggerer dies with the trigger ----------------------------------------------------
+
+
+def triggerer_takeover(d: Deployment, services: Services) -> str:
+    """SIGKILL the triggerer running a deferred wait; the other one finishes it, once."""
+    dag_id, task_id = "deploy_takeover", "takeover"
+    d.emulator.script(kind="hold", status="Running", match="takeover")
+    rid = d.airflow.trigger(dag_id, run_id("s2"), None)["dag_run_id"]
+    d.airflow.wait_ti(dag_id, rid, task_id, {"deferred"}, 120)
+    job = _running_job(d, dag_id, rid, task_id)
+    wait_for(lambda: len(_lines(d, dag_id, rid, task_id)) >= 3, 60, "training lines in the log")
+    owner = _trigger_owner(d, services, dag_id, rid, task_id)
+    before = _lines(d, dag_id, rid, task_id)
+    check(len(before) == len(set(before)), "the task log repeats lines before any takeover")
+    owner.kill()
+    killed_at = time.monotonic()
+    other = next(s for s in services.started if s.name in TRIGGERERS and s.alive())
+    wait_for(lambda: _runs_trigger(other, d, dag_id, rid, task_id), 120, "the other triggerer")
+    takeover = time.monotonic() - killed_at
+    time.sleep(5)  # a few more lines, streamed by the new triggerer
+    d.emulator.set_status(job["jobId"], "Succeeded")
+    state = d.airflow.wait_run(dag_id, rid, 120)
+    ti = d.airflow.task_instance(dag_id, rid, task_id)
+    jobs = d.emulator.jobs_of(dag_id, rid, task_id)
+    lines = _lines(d, dag_id, rid, task_id)
+    repeated = len(lines) - len(set(lines))
+    seen = (
+        f"killed {owner.name} (pid {owner.pid}); {other.name} took over in {takeover:.0f} s; "
+        f"run {state} at try {ti['try_number']}; {len(jobs)} job(s); "
+        f"{len(before)} lines before, {len(lines)} after, {repeated} repeated"
+    )
+    check(state == "success" and ti["try_number"] == 1 and len(jobs) == 1 and not repeated, seen)
+    return seen
+
+
+def _lines(d: Deployment, dag_id: str, rid: str, task_id: str) -> list[str]:
+    return training_lines(d.airflow.task_log(dag_id, rid, task_id, 1))
+
+
+def _running_job(d: Deployment, dag_id: str, rid: str, task_id: str) -> dict[str, Any]:
+    def running() -> bool:
+        jobs = d.emulator.jobs_of(dag_id, rid, task_id)
+        return bool(jobs) and jobs[0]["status"] == "Running"
+
+    wait_for(running, 60, f"{task_id}'s job running")
+    return d.emulator.jobs_of(dag_id, rid, task_id)[0]
+
+
+def _trigger_owner(d: Deployment, services: Services, dag_id: str, rid: str, task_id: str) -> Any:
+    """The triggerer that the REST API says holds the task instance's trigger."""
+    triggerers = [s for s in services.started if s.name in TRIGGERERS and s.alive()]
+    for service in triggerers:
+        if _runs_trigger(service, d, dag_id, rid, task_id):
+            return service
+    ti = d.airflow.task_instance(dag_id, rid, task_id)
+    raise AssertionError(f"no live triggerer holds the trigger: {ti.get('trigger')}")
+
+
+def _runs_trigger(service: Any, d: Deployment, dag_id: str, rid: str, task_id: str) -> bool:
+    """Whether the task instance's trigger is held by this triggerer (by its host name)."""
+    ti = d.airflow.task_instance(dag_id, rid, task_id)
+    holder = (ti.get("trigger") or {}).get("triggerer_id")
+    if ti["state"] != "deferred" or holder is None:
+        return False
+    jobs = d.airflow.call("GET", "/jobs", params={"job_type": "TriggererJob", "limit": 100})
+    hostnames = {job["id"]: job["hostname"] for job in jobs["jobs"]}
+    return bool(hostnames.get(holder) == TRIGGERERS[service.name])
+
+
+# ---- 3: a Celery worker dies while the create answer is held ---------------------------------
+
+
+def worker_crash(d: Deployment, services: Services) -> str:
+    """SIGKILL the worker whose task waits for the create answer; the retry adopts the job."""
+    dag_id, task_id = "deploy_worker_crash", "crash_create"
+    d.emulator.fault(kind="delay", seconds=120, operation="CreateJob", times=1)
+    rid = d.airflow.trigger(dag_id, run_id("s3"), None)["dag_run_id"]
+    wait_for(lambda: bool(d.emulator.jobs_of(dag_id, rid, task_id)), 120, "the create request")
+    ti = d.airflow.wait_ti(dag_id, rid, task_id, {"running"}, 30)
+    workers = [s for s in services.started if s.name.startswith("worker")]
+    victim = next((w for w in workers if ti.get("pid") and is_below(ti["pid"], w.pid)), None)
+    check(victim is not None, f"no worker runs the task's process {ti.get('pid')}")
+    assert victim is not None
+    victim.kill()
+    other = next(w for w in workers if w is not victim)
+    retried_on: list[str] = []
+
+    def retried() -> bool:
+        now = d.airflow.task_instance(dag_id, rid, task_id)
+        if now["try_number"] >= 2 and now.get("pid") and now["state"] in {"running", "deferred"}:
+            retried_on.append(other.name if is_below(now["pid"], other.pid) else "?")
+        return now["state"] in {"success", "failed"}
+
+    wait_for(retried, 240, "the retry", interval=1)
+    ti = d.airflow.task_instance(dag_id, rid, task_id)
+    check(ti["state"] == "success", f"ended {ti['state']}")
+    check(ti["try_number"] == 2, f"ended at try {ti['try_number']}, expected the retry (2)")
+    jobs = d.emulator.jobs_of(dag_id, rid, task_id)
+    check(len(jobs) == 1, f"{len(jobs)} jobs for the task instance, expected 1 (adopted)")
+    where = retried_on[-1] if retried_on else f"{other.name} (the only worker left)"
+    return f"killed {victim.name} mid-create; try 2 ran on {where}, adopted {jobs[0]['jobId']}"
+
+
+# ---- 4: a clear trains again, a failed try's retry adopts ------------------------------------
+
+
+def clear_trains_again(d: Deployment) -> str:
+    """Clear a succeeded training task: a second job is created."""
+    dag_id, task_id = "deploy_clear", "train"
+    rid = d.airflow.trigger(dag_id, run_id("s4c"), None)["dag_run_id"]
+    check(d.airflow.wait_run(dag_id, rid, RUN_TIMEOUT) == "success", f"first run {rid} failed")
+    first = d.emulator.jobs_of(dag_id, rid, task_id)
+    check(len(first) == 1, f"{len(first)} jobs before the clear, expected 1")
+    d.airflow.clear(dag_id, rid, [task_id])
+
+    def ran_again() -> bool:
+        ti = d.airflow.task_instance(dag_id, rid, task_id)
+        return ti["try_number"] >= 2 and ti["state"] in {"success", "failed"}
+
+    wait_for(ran_again, RUN_TIMEOUT, "the cleared task's new try")
+    state = d.airflow.wait_run(dag_id, rid, RUN_TIMEOUT)
+    check(state == "success", f"after the clear: {state}")
+    after = d.emulator.jobs_of(dag_id, rid, task_id)
+    check(
+        len(after) == 2,
+        f"{len(after)} job(s) after the clear, expected 2: the cleared task adopted "
+        f"{first[0]['jobId']} instead of training again",
+    )
+    return f"clear created a second job ({after[1]['jobId']})"
+
+
+def failed_try_adopts(d: Deployment) -> str:
+    """A try killed while it waits fails; its retry adopts the running job."""
+    dag_id, task_id = "deploy_failed_try", "sync_train"
+    d.emulator.script(kind="hold", status="Running", match="sync-train")
+    rid = d.airflow.trigger(dag_id, run_id("s4r"), None)["dag_run_id"]
+    job = _running_job(d, dag_id, rid, task_id)
+    ti = d.airflow.wait_ti(dag_id, rid, task_id, {"running"}, 30)
+    check(bool(ti.get("pid")), "the running task reports no pid")
+    time.sleep(3)
+    os.kill(ti["pid"], signal.SIGKILL)
+
+    def second_try_running() -> bool:
+        now = d.airflow.task_instance(dag_id, rid, task_id)
+        if now["state"] == "failed":
+            raise Fatal(f"try {now['try_number']} failed without a retry")
+        return bool(now["try_number"] == 2 and now["state"] == "running")
+
+    wait_for(second_try_running, 120, "the retry")
+    time.sleep(5)
+    d.emulator.set_status(job["jobId"], "Succeeded")
+    state = d.airflow.wait_run(dag_id, rid, 120)
+    check(state == "success", f"run {rid}: {state}")
+    jobs = d.emulator.jobs_of(dag_id, rid, task_id)
+    check(len(jobs) == 1, f"{len(jobs)} jobs after the retry, expected 1 (adopted)")
+    return f"try 1 killed (pid {ti['pid']}); try 2 adopted {job['jobId']}"
+
+
+# ---- 5: a killed task stops its job -------------------------------------------------------
+
+
+def mark_failed_stops(d: Deployment) -> str:
+    """ "Mark as failed" on a deferred wait: the job is stopped within 10 s."""
+    dag_id, task_id = "deploy_mark_failed", "mark_failed"
+    d.emulator.script(kind="hold", status="Running", match="mark-failed")
+    rid = d.airflow.trigger(dag_id, run_id("s5m"), None)["dag_run_id"]
+    d.airflow.wait_ti(dag_id, rid, task_id, {"deferred"}, 120)
+    job = _running_job(d, dag_id, rid, task_id)
+    d.airflow.mark(dag_id, rid, task_id, "failed")
+    marked = time.monotonic()
+    wait_for(lambda: d.emulator.job(job["jobId"])["status"] in STOPPED, 10, "the job stopped", 0.5)
+    status = d.emulator.job(job["jobId"])["status"]
+    return f"job {job['jobId']} {status} {time.monotonic() - marked:.1f} s after"
+
+
+def timeout_stops(d: Deployment) -> str:
+    """``execution_timeout`` on a sync wait: the job is stopped within 10 s of the timeout."""
+    dag_id, task_id = "deploy_exec_timeout", "exec_timeout"
+    d.emulator.script(kind="hold", status="Running", match="exec-timeout")
+    rid = d.airflow.trigger(dag_id, run_id("s5t"), None)["dag_run_id"]
+    job = _running_job(d, dag_id, rid, task_id)
+    ti = d.airflow.wait_ti(dag_id, rid, task_id, {"failed", "success"}, 120)
+    check(ti["state"] == "failed", f"the task ended {ti['state']}, not failed by its timeout")
+    timed_out = datetime.fromisoformat(ti["start_date"]) + timedelta(seconds=20)
+    wait_for(lambda: d.emulator.job(job["jobId"])["status"] in STOPPED, 30, "the job stopped", 0.5)
+    finished = datetime.fromisoformat(
+        d.emulator.job(job["jobId"])["finishedAt"].replace("Z", "+00:00")
+    )
+    late = (finished - timed_out).total_seconds()
+    check(late <= 10, f"the job stopped {late:.1f} s after the timeout, not within 10 s")
+    return f"job {job['jobId']} stopped {late:.1f} s after the 20 s timeout"
+
+
+# ---- running them ----------------------------------------------------------------------------
+
+
+def _side_by_side(table: Table, rows: dict[str, Callable[[], str]]) -> None:
+    threads = [
+        threading.Thread(target=table.check, args=(n, b), daemon=True) for n, b in rows.items()
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def run_all(d: Deployment, services: Services, table: Table, only: set[str]) -> None:
+    """Every scenario, in an order that keeps crashes apart from other work.
+
+    :param only: names (``examples``, ``ui``, ``retries``, ``kills``, ``takeover``,
+        ``worker``) to run; empty = all.
+    """
+
+    def wanted(name: str) -> bool:
+        return not only or name in only
+
+    if wanted("examples"):
+        with table.phase("scenario 1: example DAGs") as ok:
+            examples(d, table)
+            ok.set()
+    if wanted("retries") or wanted("kills"):
+        with table.phase("scenarios 4, 5: clears, retries, kills") as ok:
+            rows = {
+                "4 clear of a succeeded task trains again": lambda: clear_trains_again(d),
+                "4 a failed try's retry adopts the job": lambda: failed_try_adopts(d),
+                "5 mark failed (deferred) stops the job": lambda: mark_failed_stops(d),
+                "5 execution_timeout (sync) stops the job": lambda: timeout_stops(d),
+            }
+            _side_by_side(table, rows)
+            ok.set()
+    if wanted("ui"):
+        with table.phase("scenario 6: the UI in a browser") as ok:
+            ui.check_ui(d, table)
+            ok.set()
+    if wanted("takeover"):
+        with table.phase("scenario 2: triggerer takeover") as ok:
+            table.check(
+                "2 SIGKILLed triggerer, the other takes over",
+                lambda: triggerer_takeover(d, services),
+            )
+            ok.set()
+    if wanted("worker"):
+        with table.phase("scenario 3: worker crash mid-create") as ok:
+            table.check("3 SIGKILLed worker, the retry adopts", lambda: worker_crash(d, services))
+            ok.set()

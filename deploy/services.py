@@ -1,0 +1,246 @@
+"""The processes of the deployment: each started by PID, with its own log file, and stopped.
+
+A :class:`Service` is one process group (started with ``start_new_session``), so stopping
+or killing it reaches every process it forked (Celery's pool, the task supervisors, the
+triggerer's runner).  :class:`Services` remembers each one it started and stops them all,
+in reverse order, whatever happened before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+APT_PACKAGES = {"postgresql": "/usr/lib/postgresql", "redis-server": None, "chromium": None}
+STOP_GRACE_SECONDS = 20.0
+
+
+def ensure_debian_packages(skip: frozenset[str] = frozenset()) -> list[str]:
+    """Install from Debian what is missing (quietly, non-interactive); the names installed.
+
+    :param skip: packages not needed (e.g. ``postgresql`` when an existing one is used).
+    :raises RuntimeError: when apt-get fails.
+    """
+    missing = [
+        name
+        for name, path in APT_PACKAGES.items()
+        if name not in skip and not (Path(path).exists() if path else shutil.which(name))
+    ]
+    if not missing:
+        return []
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for args in (["update", "-qq"], ["install", "-y", "-qq", "--no-install-recommends", *missing]):
+        done = subprocess.run(["apt-get", *args], env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"apt-get {' '.join(args)} failed:\n{done.stderr[-2000:]}")
+    return missing
+
+
+def free_port() -> int:
+    """A TCP port on the loopback that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Fatal(Exception):
+    """A wait that cannot succeed any more (a process died): stop waiting at once."""
+
+
+def wait_for(check: Callable[[], bool], timeout: float, what: str, interval: float = 1.0) -> None:
+    """Call ``check`` until it is true.
+
+    :param check: returns whether the wait is over (exceptions count as "not yet").
+    :param timeout: seconds before giving up.
+    :param what: named in the error.
+    :param interval: seconds between checks.
+    :raises TimeoutError: naming ``what``.
+    :raises Fatal: as soon as ``check`` raises it.
+    """
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            if check():
+                return
+        except Fatal:
+            raise
+        except Exception as exc:
+            last = exc
+        time.sleep(interval)
+    raise TimeoutError(f"{what}: not ready after {timeout:.0f} s (last error: {last})")
+
+
+@dataclass
+class Service:
+    """One started process group and its log file.
+
+    :param name: short name, used for the log file and the report.
+    :param process: the process.
+    :param log_path: where its stdout and stderr go.
+    """
+
+    name: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        """The process id (also its process group id)."""
+        return self.process.pid
+
+    def alive(self) -> bool:
+        """Whether the process still runs."""
+        return self.process.poll() is None
+
+    def pids(self) -> set[int]:
+        """Every live process of its group or below it (by ``/proc`` parent links)."""
+        return descendants(self.pid) | _group_members(self.pid)
+
+    def kill(self) -> None:
+        """SIGKILL the whole group and anything below it, as a crash of its host would."""
+        for pid in self.pids():
+            _signal(pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        """SIGTERM the group; SIGKILL what is left after the grace period."""
+        if self.alive():
+            _signal_group(self.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=STOP_GRACE_SECONDS)
+        for pid in self.pids():
+            _signal(pid, signal.SIGKILL)
+        if self.alive():
+            self.process.wait(timeout=10)
+
+    def log_text(self) -> str:
+        """Its whole log file."""
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, chars: int = 1500) -> str:
+        """The end of its log file."""
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+
+@dataclass
+class Services:
+    """Every process the run started, stopped in reverse order at the end."""
+
+    log_dir: Path
+    env: Mapping[str, str]
+    started: list[Service] = field(default_factory=list)
+
+    def start(
+        self, name: str, argv: Sequence[str], extra_env: Mapping[str, str] | None = None
+    ) -> Service:
+        """Start ``argv`` as its own process group, output to ``<log_dir>/<name>.log``.
+
+        :param name: the service's name (unique).
+        :param argv: the command.
+        :param extra_env: variables on top of the shared environment.
+        """
+        log_path = self.log_dir / f"{name}.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                list(argv),
+                env={**self.env, **(extra_env or {})},
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        service = Service(name, process, log_path)
+        self.started.append(service)
+        return service
+
+    def get(self, name: str) -> Service:
+        """The service of that name."""
+        return next(s for s in self.started if s.name == name)
+
+    def stop_all(self) -> list[str]:
+        """Stop everything started; the names of those still alive afterwards (none).
+
+        SIGTERM goes to every group at once (they share one grace period), then each is
+        waited for and SIGKILLed if it still runs.
+        """
+        for service in reversed(self.started):
+            if service.alive():
+                _signal_group(service.pid, signal.SIGTERM)
+        for service in reversed(self.started):
+            try:
+                service.stop()
+            except Exception as exc:
+                print(f"deploy: stopping {service.name} (pid {service.pid}): {exc}")
+        return [f"{s.name} (pid {s.pid})" for s in self.started if s.pids() or s.alive()]
+
+
+def descendants(root: int) -> set[int]:
+    """Every live process below ``root`` (not ``root`` itself)."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid in _parents().items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def is_below(pid: int, root: int) -> bool:
+    """Whether ``pid`` is ``root`` or one of its descendants."""
+    return pid == root or pid in descendants(root)
+
+
+def _parents() -> dict[int, int]:
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+        fields_after = stat.rsplit(")", 1)[1].split()
+        if fields_after[0] != "Z":
+            parents[int(entry.name)] = int(fields_after[1])
+    return parents
+
+
+def _group_members(pgid: int) -> set[int]:
+    members = set()
+    for pid in _parents():
+        try:
+            if os.getpgid(pid) == pgid:
+                members.add(pid)
+        except OSError:
+            continue
+    return members
+
+
+def _signal(pid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, sig)

@@ -1,0 +1,212 @@
+"""What the deployment runs: PostgreSQL, Redis, the AIHC emulator, and Airflow's components.
+
+``AIHC_DEPLOY_DATABASE_URL`` (a SQLAlchemy URL, e.g.
+``postgresql+psycopg2://user:pw@db:5432/airflow``) and ``AIHC_DEPLOY_BROKER_URL`` (e.g.
+``redis://cache:6379/0``) point the run at an existing PostgreSQL / Redis instead of
+starting its own.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+from services import Fatal, Services, free_port, wait_for
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+#: The emulator's pace: a job is Created, Scheduled, Running for 8 s, then Succeeded.
+EMULATOR_ARGS = ["--seconds-per-status", "1", "--running-seconds", "8"]
+INITDB_ARGS = ["--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"]
+WORKERS = ("worker_a", "worker_b")
+#: Each triggerer and the host name it reports (``deploy_hostname``): two names of the loopback.
+TRIGGERERS = {"triggerer_a": "localhost", "triggerer_b": "127.0.0.1"}
+#: Airflow's log servers bind every interface (``host=""``, not configurable), and nothing
+#: here may listen beyond the loopback: the API server reads the shared log folder instead.
+#: Each worker and triggerer still gets its own log-server port, as two on one host need.
+NO_LOG_SERVER = ["--skip-serve-logs"]
+
+
+@dataclass
+class Endpoints:
+    """Where the deployment's services listen."""
+
+    database_url: str
+    broker_url: str
+    emulator_url: str = ""
+    api_url: str = ""
+
+
+def start_postgres(services: Services, build: Path) -> str:
+    """initdb (as ``postgres``) under the build folder, run it on the loopback; its URL."""
+    pg_bin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
+    data = build / "pgdata"
+    if data.exists():
+        shutil.rmtree(data)
+    data.mkdir(parents=True)
+    shutil.chown(data, "postgres", "postgres")
+    as_postgres = ["runuser", "-u", "postgres", "--"]
+    subprocess.run(
+        [*as_postgres, str(pg_bin / "initdb"), "-D", str(data), "-U", "airflow", *INITDB_ARGS],
+        check=True,
+        capture_output=True,
+    )
+    port = free_port()
+    settings = ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="]
+    service = services.start(
+        "postgres",
+        [*as_postgres, str(pg_bin / "postgres"), "-D", str(data), "-p", str(port), *settings],
+    )
+    ready = [str(pg_bin / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]
+    wait_for(lambda: service.alive() and subprocess.run(ready).returncode == 0, 60, "postgres")
+    createdb = [str(pg_bin / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "airflow"]
+    subprocess.run([*createdb, "airflow"], check=True, capture_output=True)
+    return f"postgresql+psycopg2://airflow@127.0.0.1:{port}/airflow"
+
+
+def start_redis(services: Services, build: Path) -> str:
+    """Redis on the loopback, no persistence; its URL."""
+    port = free_port()
+    directory = build / "redis"
+    directory.mkdir(exist_ok=True)
+    argv = ["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", ""]
+    argv += ["--appendonly", "no", "--dir", str(directory), "--daemonize", "no"]
+    service = services.start("redis", argv)
+    wait_for(lambda: service.alive() and "Ready to accept" in service.log_tail(4000), 30, "redis")
+    return f"redis://127.0.0.1:{port}/0"
+
+
+def start_emulator(services: Services) -> str:
+    """The AIHC emulator, standalone, as a user runs it; its URL."""
+    port = free_port()
+    argv = [sys.executable, "-m", "airflow_provider_aihc.emulator", "--port", str(port)]
+    service = services.start("emulator", [*argv, *EMULATOR_ARGS])
+    url = f"http://127.0.0.1:{port}"
+    wait_for(lambda: requests.get(f"{url}/_emulator/state", timeout=5).ok, 30, "emulator")
+    del service
+    return url
+
+
+def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, str]:
+    """The environment every Airflow process shares (config through ``AIRFLOW__*``)."""
+    from airflow_provider_aihc.emulator import (
+        DEFAULT_ACCESS_KEY_ID,
+        DEFAULT_RESOURCE_POOL_ID,
+        DEFAULT_SECRET_ACCESS_KEY,
+    )
+
+    api = f"http://127.0.0.1:{api_port}"
+    database = endpoints.database_url
+    connection = {
+        "conn_type": "aihc",
+        "login": DEFAULT_ACCESS_KEY_ID,
+        "password": DEFAULT_SECRET_ACCESS_KEY,
+        "host": endpoints.emulator_url,
+        "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
+    }
+    config = {
+        "CORE__EXECUTOR": "CeleryExecutor",
+        "CORE__DAGS_FOLDER": str(build / "dags"),
+        "CORE__LOAD_EXAMPLES": "False",
+        "CORE__FERNET_KEY": base64.urlsafe_b64encode(os.urandom(32)).decode(),
+        "CORE__EXECUTION_API_SERVER_URL": f"{api}/execution/",
+        "CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+        "DATABASE__SQL_ALCHEMY_CONN": database,
+        "CELERY__BROKER_URL": endpoints.broker_url,
+        "CELERY__RESULT_BACKEND": "db+" + database,
+        "CELERY__WORKER_CONCURRENCY": "4",
+        "API__BASE_URL": api,
+        "API__PORT": str(api_port),
+        "API__HOST": "127.0.0.1",
+        "API__WORKERS": "1",
+        "API__SECRET_KEY": secrets.token_urlsafe(32),
+        "API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
+        # A dead worker's task is found after 30 s, not 5 minutes, to fit the budget.
+        "SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": "30",
+        "SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
+        "DAG_PROCESSOR__REFRESH_INTERVAL": "15",
+        "DAG_PROCESSOR__PARSING_PROCESSES": "1",
+    }
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")},
+        "AIRFLOW_HOME": str(build / "airflow-home"),
+        **{f"AIRFLOW__{key}": value for key, value in config.items()},
+        "AIRFLOW_CONN_AIHC_DEFAULT": json.dumps(connection),
+        "AIHC_EXAMPLE_POLL_SECONDS": "2",
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+
+
+def fresh_home(build: Path) -> None:
+    """An empty ``AIRFLOW_HOME`` whose DAGs folder links the examples and the scenarios' DAGs."""
+    home = build / "airflow-home"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    dags = build / "dags"
+    if dags.exists():
+        shutil.rmtree(dags)
+    dags.mkdir()
+    (dags / "examples").symlink_to(ROOT / "dags_examples", target_is_directory=True)
+    (dags / "scenarios").symlink_to(ROOT / "deploy" / "dags", target_is_directory=True)
+
+
+def migrate(env: dict[str, str], log: Path) -> None:
+    """``airflow db migrate``, its output in ``log``.
+
+    :raises RuntimeError: with the end of the output when it fails.
+    """
+    with log.open("wb") as out:
+        done = subprocess.run(
+            [str(BIN / "airflow"), "db", "migrate"], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
+    if done.returncode != 0:
+        raise RuntimeError(f"airflow db migrate failed, see {log}")
+
+
+def start_airflow(services: Services) -> None:
+    """The API server, scheduler, DAG processor, two Celery workers and two triggerers."""
+    airflow = str(BIN / "airflow")
+    services.start("api_server", [airflow, "api-server"])
+    services.start("scheduler", [airflow, "scheduler"])
+    services.start("dag_processor", [airflow, "dag-processor"])
+    for name in WORKERS:
+        argv = [airflow, "celery", "worker", "--celery-hostname", f"{name}@%h", *NO_LOG_SERVER]
+        port = {"AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(free_port())}
+        services.start(name, argv, port)
+    for name, hostname in TRIGGERERS.items():
+        env = {
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(free_port()),
+            "AIRFLOW__CORE__HOSTNAME_CALLABLE": "deploy_hostname.of_this_process",
+            "AIHC_DEPLOY_HOSTNAME": hostname,
+            "PYTHONPATH": str(ROOT / "deploy"),
+        }
+        services.start(name, [airflow, "triggerer", *NO_LOG_SERVER], env)
+
+
+def wait_until_healthy(services: Services, api_url: str, timeout: float) -> None:
+    """Every component up: the API's health check, both workers ready, every process alive.
+
+    :raises Fatal: naming a component that died, with the end of its log.
+    """
+
+    def healthy() -> bool:
+        dead = [s for s in services.started if not s.alive()]
+        if dead:
+            raise Fatal(f"{dead[0].name} exited:\n{dead[0].log_tail()}")
+        health = requests.get(f"{api_url}/api/v2/monitor/health", timeout=10).json()
+        parts = ("metadatabase", "scheduler", "triggerer", "dag_processor")
+        workers_ready = all(
+            re.search(r"@\S+ ready\.", services.get(name).log_tail(100_000)) for name in WORKERS
+        )
+        return workers_ready and all(health[p]["status"] == "healthy" for p in parts)
+
+    wait_for(healthy, timeout, "the Airflow deployment", interval=3)
