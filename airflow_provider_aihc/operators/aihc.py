@@ -10,13 +10,19 @@ import copy
 import math
 import threading
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_provider_aihc.links.aihc import AIHCJobLink
-from airflow_provider_aihc.version_compat import BaseOperator, Context, conf
+from airflow_provider_aihc.version_compat import (
+    AirflowNotFoundException,
+    BaseOperator,
+    Context,
+    conf,
+)
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -58,14 +64,21 @@ class AIHCCreateJobOperator(BaseOperator):
     parameter is templated.  The job id is the return value (XCom ``return_value``); the
     job's id, name and pool are also pushed as ``job_id``, ``job_name``, ``resource_pool_id``.
 
-    A retry of the task adopts the job an earlier try created while it is alive or has
-    succeeded (found by the task instance's labels), and creates a fresh one, under a new
-    name, only when the earlier job ended badly.
+    A retry adopts the job an earlier try of the same *try series* created while it is
+    alive or has succeeded (found by the task instance's labels), and creates a fresh one,
+    under a new name, only when that job ended badly.  A clear starts a new series: the
+    cleared task creates a new job (named ``<name>-s<first try>``) and trains again.
+    Input that cannot work (validation, a template naming a missing variable, a missing
+    connection) and AIHC refusals no retry changes (400, 401/403, a ``409`` for a name
+    another task's job holds) fail the task without its retries.
 
     .. seealso:: https://cloud.baidu.com/doc/AIHC/s/pmb0c0o9q (创建训练任务)
 
     :param name: job name; lowercase letters, digits and ``-``, at most 50 (templated).
-        Default: derived from the task id and the task instance.
+        Default: ``<task id>-<hash of the task instance>``, unique per task instance.  A
+        given name must be unique per run too (e.g. derived from ``run_id``): ``ds`` is
+        missing from runs without a logical date (manual, API and asset-triggered runs on
+        Airflow 3).
     :param image: container image (templated).
     :param command: command every replica runs (templated).
     :param resource_pool_id: the pool; defaults to the connection's ``resource_pool_id``
@@ -92,7 +105,9 @@ class AIHCCreateJobOperator(BaseOperator):
     :param body: a whole create request in wire form: a dict, a JSON string, an XCom value
         or the path of a ``.json`` file (rendered with Jinja) (templated).
     :param wait_for_completion: wait until the job ends; fail if it does not succeed.
-    :param deferrable: wait in the triggerer rather than in a worker slot.
+    :param deferrable: wait in the triggerer rather than in a worker slot; only with
+        ``wait_for_completion`` (a warning says so otherwise).  Default: ``[operators]
+        default_deferrable``.
     :param poll_interval: seconds between status checks while waiting.
     :param timeout: seconds to wait at most; with ``execution_timeout``, the earlier wins.
         At the deadline the job is stopped and the task fails.
@@ -136,7 +151,7 @@ class AIHCCreateJobOperator(BaseOperator):
         enable_bccl: bool | str | None = None,
         body: Mapping[str, Any] | str | None = None,
         wait_for_completion: bool = False,
-        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        deferrable: bool | None = None,
         poll_interval: float = 30,
         timeout: float | None = None,
         cancel_on_kill: bool = True,
@@ -163,7 +178,18 @@ class AIHCCreateJobOperator(BaseOperator):
         self.enable_bccl = enable_bccl
         self.body = body
         self.wait_for_completion = wait_for_completion
-        self.deferrable = deferrable
+        if deferrable and not wait_for_completion:
+            warnings.warn(
+                f"Task {self.task_id!r}: deferrable=True does nothing without "
+                "wait_for_completion=True (the task does not wait for the job)",
+                UserWarning,
+                stacklevel=2,
+            )
+        self.deferrable = (
+            conf.getboolean("operators", "default_deferrable", fallback=False)
+            if deferrable is None
+            else deferrable
+        )
         self.poll_interval = poll_interval
         self.timeout = timeout
         self.cancel_on_kill = cancel_on_kill
@@ -184,12 +210,38 @@ class AIHCCreateJobOperator(BaseOperator):
 
         ``template_ext`` would treat *every* templated string ending in ``.json`` as a file
         (a ``command`` such as ``train.py --config cfg.json`` included), so it stays empty.
+
+        :raises AIHCValidationError: naming each field whose template cannot render (an
+            undefined variable, a missing ``body`` file, bad syntax): no retry renders it.
         """
+        import jinja2
+
+        from airflow_provider_aihc.exceptions import AIHCValidationError
+
+        env = jinja_env or self.get_template_env()
         if isinstance(self.body, str) and self.body.strip().endswith(BODY_FILE_EXTENSION):
-            env = jinja_env or self.get_template_env()
-            source, _, _ = env.loader.get_source(env, self.body.strip())  # type: ignore[union-attr]
-            self.body = source
-        super().render_template_fields(context, jinja_env)
+            try:
+                self.body = env.loader.get_source(env, self.body.strip())[0]  # type: ignore[union-attr]
+            except jinja2.TemplateNotFound as err:
+                problem = f"template file {err.name!r} not found"
+                raise AIHCValidationError([("body", problem)]) from err
+        try:
+            super().render_template_fields(context, env)
+        except jinja2.TemplateError as err:
+            errors = self._template_errors(context, env) or [("template", _template_problem(err))]
+            raise AIHCValidationError(errors) from err
+
+    def _template_errors(self, context: Context, env: Any) -> list[tuple[str, str]]:
+        """``(field, problem)`` for every templated field that does not render."""
+        import jinja2
+
+        errors = []
+        for field in self.template_fields:
+            try:
+                self.render_template(getattr(self, field), context, env)
+            except jinja2.TemplateError as err:
+                errors.append((field, _template_problem(err)))
+        return errors
 
     def build_request(self, default_name: str | None = None) -> tuple[CreateJobRequest, str]:
         """Validate the rendered parameters into a create request and its pool.
@@ -197,7 +249,8 @@ class AIHCCreateJobOperator(BaseOperator):
         :param default_name: the job name when neither ``name`` nor ``body`` gives one.
 
         :raises AIHCValidationError: listing every bad field (job fields, ``poll_interval``
-            and ``timeout`` when waiting, an unusable ``aihc_conn_id``); nothing was sent.
+            and ``timeout`` when waiting, an unusable or undefined ``aihc_conn_id``);
+            nothing was sent.
         """
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
         from airflow_provider_aihc.models.build import build_create_request
@@ -220,6 +273,8 @@ class AIHCCreateJobOperator(BaseOperator):
             self.hook.config  # noqa: B018 - reads the connection; names it when unusable
         except AIHCConfigError as err:
             errors.append(("aihc_conn_id", str(err)))
+        except AirflowNotFoundException:
+            errors.append(("aihc_conn_id", f"connection {self.aihc_conn_id!r} is not defined"))
         else:
             try:
                 pool = self.hook.resource_pool(self.resource_pool_id or None)
@@ -239,10 +294,11 @@ class AIHCCreateJobOperator(BaseOperator):
         submitter = JobSubmitter(self.hook, pool, identity, self.log)
         job = submitter.submit(request)
         self.job_id, self._job_pool = job.job_id, pool
-        ti = context["ti"]
-        ti.xcom_push(key=XCOM_JOB_ID, value=job.job_id)
-        ti.xcom_push(key=XCOM_JOB_NAME, value=job.job_name)
-        ti.xcom_push(key=XCOM_RESOURCE_POOL_ID, value=pool)
+        if self.do_xcom_push:
+            ti = context["ti"]
+            ti.xcom_push(key=XCOM_JOB_ID, value=job.job_id)
+            ti.xcom_push(key=XCOM_JOB_NAME, value=job.job_name)
+            ti.xcom_push(key=XCOM_RESOURCE_POOL_ID, value=pool)
         AIHCJobLink.persist(context, self.hook.config.base_url, job.job_id, pool)
         if not self.wait_for_completion:
             return job.job_id
@@ -305,7 +361,9 @@ class AIHCCreateJobOperator(BaseOperator):
         """Resume after the trigger: return the job id, or raise with the job's reason."""
         from airflow_provider_aihc.watch import JobEvent
 
-        return self._finish(JobEvent.from_payload(event))
+        job_event = JobEvent.from_payload(event)
+        self.job_id = job_event.job_id  # this process's own record of the job (the link's)
+        return self._finish(job_event)
 
     def _finish(self, event: JobEvent) -> str:
         from airflow_provider_aihc.watch import complete
@@ -343,6 +401,25 @@ class AIHCCreateJobOperator(BaseOperator):
         else:
             answered.set()
             self.log.info("Task killed: stopped AIHC job %s", job_id)
+
+
+#: Context keys a run without a logical date lacks (Airflow 3 manual, API, asset runs).
+LOGICAL_DATE_KEYS = ("ds", "ds_nodash", "ts", "ts_nodash", "logical_date", "data_interval")
+
+
+def _template_problem(error: Exception) -> str:
+    """What is wrong with a template, with a hint when it needs a logical date."""
+    import jinja2
+
+    problem = f"template does not render: {error}"
+    if isinstance(error, jinja2.UndefinedError) and any(
+        f"'{key}" in str(error) for key in LOGICAL_DATE_KEYS
+    ):
+        problem += (
+            " (runs without a logical date have no ds, ts or logical_date: manual, API "
+            "and asset-triggered runs on Airflow 3; use run_id or dag_run.run_after)"
+        )
+    return problem
 
 
 def _wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:
