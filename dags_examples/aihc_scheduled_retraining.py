@@ -51,14 +51,21 @@ with DAG(
 
     train = AIHCCreateJobOperator(
         task_id="train",
-        name="retrain-{{ ds_nodash }}",
+        # No name: "train-<hash of the task instance>", unique per run and try series. Runs
+        # without a logical date (manual, API, asset-triggered) have no ds: the data date
+        # is the logical date when there is one, else when the run was started.
         image="{{ params.image }}",
         command=(
-            "python -m trainer --data {{ params.data_root }}/{{ ds }}"
-            " --lr {{ params.learning_rate }} --output /mnt/cluster/models/{{ ds_nodash }}"
+            "python -m trainer --data {{ params.data_root }}/"
+            "{{ (dag_run.logical_date or dag_run.run_after) | ds }}"
+            " --lr {{ params.learning_rate }}"
+            " --output /mnt/cluster/models/{{ run_id | replace(':', '-') | replace('+', '-') }}"
         ),
         job_resources={"baidu.com/a800_80g_cgpu": 8},
-        envs={"DATA_DATE": "{{ ds }}", "CUDA_DEVICE_MAX_CONNECTIONS": "1"},
+        envs={
+            "DATA_DATE": "{{ (dag_run.logical_date or dag_run.run_after) | ds }}",
+            "CUDA_DEVICE_MAX_CONNECTIONS": "1",
+        },
         datasources=[{"type": "pfs", "name": "pfs-7xWeAt", "mountPath": "/mnt/cluster"}],
         labels={"pipeline": "weekly-retraining"},
         retries=2,
