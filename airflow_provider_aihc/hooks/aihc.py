@@ -486,26 +486,51 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
 
     @classmethod
     def get_connection_form_widgets(cls) -> dict[str, Any]:
-        """The extra fields of the connection form."""
+        """The extra fields of the connection form, built from ``CONN_FIELDS``."""
+        from airflow_provider_aihc.get_provider_info import CONN_FIELDS
+
+        return {name: cls._form_field(spec) for name, spec in CONN_FIELDS.items()}
+
+    @staticmethod
+    def _form_field(spec: dict[str, Any]) -> Any:
+        """Airflow 2's form field for one ``CONN_FIELDS`` entry: a list for an ``enum``
+        (``region``), a number field showing its default for a number, a password field for a
+        secret, else a text field."""
         # Only the Airflow 2 UI calls this; its stubs are not in the type-check env.
         from flask_appbuilder.fieldwidgets import (  # type: ignore[import-not-found]
             BS3PasswordFieldWidget,
             BS3TextFieldWidget,
+            Select2Widget,
         )
         from flask_babel import lazy_gettext  # type: ignore[import-not-found]
-        from wtforms import PasswordField, StringField  # type: ignore[import-untyped]
+        from wtforms import (  # type: ignore[import-untyped]
+            FloatField,
+            IntegerField,
+            PasswordField,
+            SelectField,
+            StringField,
+        )
+        from wtforms.validators import NumberRange, Optional  # type: ignore[import-untyped]
 
-        from airflow_provider_aihc.get_provider_info import CONN_FIELDS
-
-        widgets: dict[str, Any] = {}
-        for name, spec in CONN_FIELDS.items():
-            secret = spec["schema"].get("format") == "password"
-            field_class = PasswordField if secret else StringField
-            widget = BS3PasswordFieldWidget() if secret else BS3TextFieldWidget()
-            widgets[name] = field_class(
-                lazy_gettext(spec["label"]), widget=widget, description=spec["description"]
+        schema = spec["schema"]
+        label, description = lazy_gettext(spec["label"]), spec["description"]
+        if "enum" in schema:
+            choices = [("", "")] + [(value, value) for value in schema["enum"]]
+            return SelectField(
+                label, choices=choices, widget=Select2Widget(), description=description
             )
-        return widgets
+        if "default" in schema:
+            number = IntegerField if "integer" in schema["type"] else FloatField
+            return number(
+                label,
+                validators=[Optional(), NumberRange(min=schema["minimum"])],
+                widget=BS3TextFieldWidget(),
+                default=schema["default"],
+                description=description,
+            )
+        if schema.get("format") == "password":
+            return PasswordField(label, widget=BS3PasswordFieldWidget(), description=description)
+        return StringField(label, widget=BS3TextFieldWidget(), description=description)
 
     # -- plumbing ---------------------------------------------------------------------
 

@@ -9,8 +9,24 @@ import pytest
 from e2e_paths import AIRFLOW
 
 from airflow_provider_aihc.get_provider_info import get_provider_info
+from airflow_provider_aihc.hooks._base import (
+    DEFAULT_CONNECT_TIMEOUT_SECONDS,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_SECONDS,
+    REGION_HOSTS,
+)
 
 pytestmark = pytest.mark.dagrun
+
+#: The connection's extras and the Airflow 2 form field of each.
+EXTRAS = {
+    "region": "SelectField",
+    "resource_pool_id": "StringField",
+    "security_token": "PasswordField",
+    "timeout": "FloatField",
+    "connect_timeout": "FloatField",
+    "max_retries": "IntegerField",
+}
 
 
 def _airflow(*args: str) -> str:
@@ -45,8 +61,19 @@ def test_the_hook_and_connection_type_are_registered():
     [conn_type] = info["connection-types"]
     assert conn_type["connection-type"] == "aihc"
     assert conn_type["hook-class-name"] == "airflow_provider_aihc.hooks.aihc.AIHCHook"
-    assert set(conn_type["conn-fields"]) == {"region", "resource_pool_id", "security_token"}
+    assert set(conn_type["conn-fields"]) == set(EXTRAS)
     assert conn_type["conn-fields"]["security_token"]["schema"]["format"] == "password"
+
+
+def test_the_form_offers_the_regions_the_hook_knows_and_shows_its_defaults():
+    """Issue 12: region as a drop-down, the timeouts and retries as fields with defaults."""
+    fields = get_provider_info()["connection-types"][0]["conn-fields"]
+    assert fields["region"]["schema"]["enum"] == list(REGION_HOSTS)
+    defaults = {name: fields[name]["schema"].get("default") for name in fields}
+    assert defaults["timeout"] == DEFAULT_TIMEOUT_SECONDS
+    assert defaults["connect_timeout"] == DEFAULT_CONNECT_TIMEOUT_SECONDS
+    assert defaults["max_retries"] == DEFAULT_MAX_RETRIES
+    assert fields["max_retries"]["schema"]["type"] == ["integer", "null"]
 
 
 def test_the_connection_form_builds_on_airflow_2():
@@ -55,5 +82,11 @@ def test_the_connection_form_builds_on_airflow_2():
 
     widgets = AIHCHook.get_connection_form_widgets()
 
-    assert set(widgets) == {"region", "resource_pool_id", "security_token"}
+    assert set(widgets) == set(EXTRAS)
+    kinds = {name: widget.field_class.__name__ for name, widget in widgets.items()}
+    assert kinds == EXTRAS
+    region_choices = [value for value, _ in widgets["region"].kwargs["choices"]]
+    assert region_choices == ["", *REGION_HOSTS]
+    assert widgets["timeout"].kwargs["default"] == DEFAULT_TIMEOUT_SECONDS
+    assert widgets["max_retries"].kwargs["default"] == DEFAULT_MAX_RETRIES
     assert AIHCHook.get_ui_field_behaviour()["relabeling"]["login"] == "Access Key ID"
