@@ -353,6 +353,7 @@ class AIHCCreateJobOperator(BaseOperator):
                 stop_on_timeout=self.cancel_on_kill,
                 cancel_on_kill=self.cancel_on_kill,
                 stream_logs=self.stream_logs,
+                deferred_at=time.time(),
             ),
             method_name=DEFER_METHOD_NAME,
         )
