@@ -41,6 +41,7 @@ from airflow_provider_aihc.exceptions import (
     AIHCApiError,
     AIHCError,
     AIHCJobTimeoutError,
+    AIHCRefusedError,
     AIHCValidationError,
 )
 from airflow_provider_aihc.models.build import PARAMETER_PATHS
@@ -134,6 +135,8 @@ def _execute(emulator: EmulatorServer, params: dict[str, Any]) -> str:
         assert error.errors
         assert all(field and problem for field, problem in error.errors), error.errors
         return "refused, nothing sent"
+    if isinstance(error, AIHCRefusedError):  # a 400: fails without retries (issue 12)
+        error = error.error
     if isinstance(error, AIHCApiError) and not isinstance(error, AIHCJobTimeoutError):
         assert any(reason in str(error) for reason in SERVER_SIDE), error
         assert emulator.backend.count("CreateJob", 200) == 0

@@ -33,5 +33,5 @@ with _dag("series_bad_priority"):
 with _dag("series_fixed_name"):
     AIHCCreateJobOperator(task_id="train", name="fixed-name", **JOB)
 
-with _dag("series_undefined_template"):
-    AIHCCreateJobOperator(task_id="train", name="job-{{ no_such_value }}", **JOB)
+with _dag("series_undefined_template"):  # ds_nodash: missing without a logical date
+    AIHCCreateJobOperator(task_id="train", name="job-{{ ds_nodash }}{{ no_such_value }}", **JOB)
