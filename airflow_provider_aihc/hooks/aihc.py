@@ -493,44 +493,49 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
 
     @staticmethod
     def _form_field(spec: dict[str, Any]) -> Any:
-        """Airflow 2's form field for one ``CONN_FIELDS`` entry: a list for an ``enum``
-        (``region``), a number field showing its default for a number, a password field for a
-        secret, else a text field."""
+        """Airflow 2's form field for one ``CONN_FIELDS`` entry.
+
+        Airflow 2 accepts only text, integer, password and boolean fields (any other class
+        drops the whole connection type), so an ``enum`` (``region``) is a text field that
+        accepts only its values, listed in the description, and a non-integer number a text
+        field that accepts only a number; numbers show their default.
+        """
         # Only the Airflow 2 UI calls this; its stubs are not in the type-check env.
         from flask_appbuilder.fieldwidgets import (  # type: ignore[import-not-found]
             BS3PasswordFieldWidget,
             BS3TextFieldWidget,
-            Select2Widget,
         )
         from flask_babel import lazy_gettext  # type: ignore[import-not-found]
-        from wtforms import (  # type: ignore[import-untyped]
-            FloatField,
-            IntegerField,
-            PasswordField,
-            SelectField,
-            StringField,
+        from wtforms import IntegerField, PasswordField, StringField  # type: ignore[import-untyped]
+        from wtforms.validators import (  # type: ignore[import-untyped]
+            NumberRange,
+            Optional,
+            Regexp,
+            any_of,
         )
-        from wtforms.validators import NumberRange, Optional  # type: ignore[import-untyped]
 
         schema = spec["schema"]
         label, description = lazy_gettext(spec["label"]), spec["description"]
-        if "enum" in schema:
-            choices = [("", "")] + [(value, value) for value in schema["enum"]]
-            return SelectField(
-                label, choices=choices, widget=Select2Widget(), description=description
-            )
-        if "default" in schema:
-            number = IntegerField if "integer" in schema["type"] else FloatField
-            return number(
-                label,
-                validators=[Optional(), NumberRange(min=schema["minimum"])],
-                widget=BS3TextFieldWidget(),
-                default=schema["default"],
-                description=description,
-            )
         if schema.get("format") == "password":
             return PasswordField(label, widget=BS3PasswordFieldWidget(), description=description)
-        return StringField(label, widget=BS3TextFieldWidget(), description=description)
+        checks: list[Any] = [Optional()]
+        field, extra = StringField, {}
+        if "enum" in schema:
+            checks.append(any_of(schema["enum"]))
+            description = f"{description}: {', '.join(schema['enum'])}"
+        elif "integer" in schema["type"]:
+            field, extra = IntegerField, {"default": schema["default"]}
+            checks.append(NumberRange(min=schema["minimum"]))
+        elif "number" in schema["type"]:
+            extra = {"default": str(schema["default"])}
+            checks.append(Regexp(r"^\d+(\.\d+)?$", message="a number of seconds >= 0"))
+        return field(
+            label,
+            validators=checks,
+            widget=BS3TextFieldWidget(),
+            description=description,
+            **extra,
+        )
 
     # -- plumbing ---------------------------------------------------------------------
 
