@@ -225,20 +225,23 @@ class AIHCCreateJobOperator(BaseOperator):
             except jinja2.TemplateNotFound as err:
                 problem = f"template file {err.name!r} not found"
                 raise AIHCValidationError([("body", problem)]) from err
+        templates = {field: getattr(self, field) for field in self.template_fields}
         try:
             super().render_template_fields(context, env)
         except jinja2.TemplateError as err:
-            errors = self._template_errors(context, env) or [("template", _template_problem(err))]
-            raise AIHCValidationError(errors) from err
+            errors = self._template_errors(templates, context, env)
+            raise AIHCValidationError(errors or [("template", _template_problem(err))]) from err
 
-    def _template_errors(self, context: Context, env: Any) -> list[tuple[str, str]]:
-        """``(field, problem)`` for every templated field that does not render."""
+    def _template_errors(
+        self, templates: Mapping[str, Any], context: Context, env: Any
+    ) -> list[tuple[str, str]]:
+        """``(field, problem)`` for every template (by field) that does not render."""
         import jinja2
 
         errors = []
-        for field in self.template_fields:
+        for field, template in templates.items():
             try:
-                self.render_template(getattr(self, field), context, env)
+                self.render_template(template, context, env)
             except jinja2.TemplateError as err:
                 errors.append((field, _template_problem(err)))
         return errors

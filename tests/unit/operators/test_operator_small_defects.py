@@ -105,3 +105,14 @@ def test_execute_complete_records_the_job_for_the_link() -> None:
     event = {"status": "success", "job_id": "job-1", "job_status": "Succeeded", "message": "ok"}
     assert operator.execute_complete({}, event) == "job-1"
     assert operator.job_id == "job-1"
+
+
+def test_only_the_fields_whose_template_fails_are_named() -> None:
+    """A field that rendered to text holding ``{{`` is not blamed for another's error."""
+    operator = _operator(command="echo {{ braces }}", labels={"team": "{{ missing }}"})
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+
+    with pytest.raises(AIHCValidationError) as refused:
+        operator.render_template_fields({"braces": "{{ not a template }}"}, env)
+
+    assert [field for field, _ in refused.value.errors] == ["labels"]
