@@ -7,7 +7,6 @@ StopJob, DeleteJob, and for waiting GetJobEvents and GetPodLogs.
 from __future__ import annotations
 
 import copy
-import math
 import threading
 import time
 import warnings
@@ -217,6 +216,7 @@ class AIHCCreateJobOperator(BaseOperator):
         import jinja2
 
         from airflow_provider_aihc.exceptions import AIHCValidationError
+        from airflow_provider_aihc.operators._checks import template_problem
 
         env = jinja_env or self.get_template_env()
         if isinstance(self.body, str) and self.body.strip().endswith(BODY_FILE_EXTENSION):
@@ -230,7 +230,7 @@ class AIHCCreateJobOperator(BaseOperator):
             super().render_template_fields(context, env)
         except jinja2.TemplateError as err:
             errors = self._template_errors(templates, context, env)
-            raise AIHCValidationError(errors or [("template", _template_problem(err))]) from err
+            raise AIHCValidationError(errors or [("template", template_problem(err))]) from err
 
     def _template_errors(
         self, templates: Mapping[str, Any], context: Context, env: Any
@@ -238,12 +238,14 @@ class AIHCCreateJobOperator(BaseOperator):
         """``(field, problem)`` for every template (by field) that does not render."""
         import jinja2
 
+        from airflow_provider_aihc.operators._checks import template_problem
+
         errors = []
         for field, template in templates.items():
             try:
                 self.render_template(template, context, env)
             except jinja2.TemplateError as err:
-                errors.append((field, _template_problem(err)))
+                errors.append((field, template_problem(err)))
         return errors
 
     def build_request(self, default_name: str | None = None) -> tuple[CreateJobRequest, str]:
@@ -257,6 +259,7 @@ class AIHCCreateJobOperator(BaseOperator):
         """
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
         from airflow_provider_aihc.models.build import build_create_request
+        from airflow_provider_aihc.operators._checks import wait_problems
 
         errors: list[tuple[str, str]] = []
         request = None
@@ -271,7 +274,7 @@ class AIHCCreateJobOperator(BaseOperator):
         if self.wait_for_completion:
             # Checked now, not when the wait starts: by then the job exists and would be
             # left running by the task's failure.
-            errors.extend(_wait_problems(self.poll_interval, self.timeout))
+            errors.extend(wait_problems(self.poll_interval, self.timeout))
         try:
             self.hook.config  # noqa: B018 - reads the connection; names it when unusable
         except AIHCConfigError as err:
@@ -405,46 +408,6 @@ class AIHCCreateJobOperator(BaseOperator):
         else:
             answered.set()
             self.log.info("Task killed: stopped AIHC job %s", job_id)
-
-
-#: Context keys a run without a logical date lacks (Airflow 3 manual, API, asset runs).
-LOGICAL_DATE_KEYS = ("ds", "ds_nodash", "ts", "ts_nodash", "logical_date", "data_interval")
-
-
-def _template_problem(error: Exception) -> str:
-    """What is wrong with a template, with a hint when it needs a logical date."""
-    import jinja2
-
-    problem = f"template does not render: {error}"
-    if isinstance(error, jinja2.UndefinedError) and any(
-        f"'{key}" in str(error) for key in LOGICAL_DATE_KEYS
-    ):
-        problem += (
-            " (runs without a logical date have no ds, ts or logical_date: manual, API "
-            "and asset-triggered runs on Airflow 3; use run_id or dag_run.run_after)"
-        )
-    return problem
-
-
-def _wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:
-    """What is wrong with the waiting parameters, as ``(parameter, problem)`` pairs."""
-    problems = []
-    if not _seconds(poll_interval) > 0:  # NaN compares False
-        problems.append(("poll_interval", f"must be seconds > 0, got {poll_interval!r}"))
-    if timeout is not None and not _seconds(timeout) >= 0:
-        problems.append(("timeout", f"must be seconds >= 0 or None, got {timeout!r}"))
-    return problems
-
-
-def _seconds(value: Any) -> float:
-    """``value`` as a finite number of seconds, else NaN (a bool, ``inf``, ``"abc"``, ...)."""
-    if isinstance(value, bool):
-        return math.nan
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError, OverflowError):
-        return math.nan
-    return seconds if math.isfinite(seconds) else math.nan
 
 
 class _JobActionOperator(BaseOperator):
