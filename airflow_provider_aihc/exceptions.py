@@ -4,7 +4,9 @@
 
     AIHCError
      ├── AIHCConfigError          the connection or a parameter cannot work (nothing was sent)
-     │    └── AIHCValidationError  task input failed validation; lists every bad field
+     │    └── AIHCValidationError  task input failed validation; lists every bad field  [F]
+     ├── AIHCRefusedError         AIHC refused what no retry changes (400, 401/403, a 409
+     │                            for a name another job holds); wraps the API error    [F]
      ├── AIHCTransportError       no HTTP answer (connection refused or dropped, timeout)
      ├── AIHCApiError             AIHC answered with an error (status, code, message, requestId)
      │    ├── AIHCAuthError        signature, access key or expiry rejected (401/403)
@@ -15,6 +17,10 @@
      ├── AIHCJobFailedError       the job ended without succeeding (status and reason)
      └── AIHCJobTimeoutError      the wait passed its deadline
 
+[F]: also Airflow's ``AirflowFailException`` (2.11 and 3.x alike), so the task fails at
+once, without its retries: input that cannot become valid by waiting is not retried.
+Everything else (no answer, 5xx, 429, a lost answer) keeps the task's retries.
+
 Messages carry the access key id and the requestId, never the secret key, the STS token
 or an ``Authorization`` header.
 """
@@ -22,6 +28,8 @@ or an ``Authorization`` header.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+from airflow_provider_aihc.version_compat import AirflowFailException
 
 
 class AIHCError(Exception):
@@ -32,8 +40,8 @@ class AIHCConfigError(AIHCError, ValueError):
     """The connection or a parameter is unusable; nothing was sent."""
 
 
-class AIHCValidationError(AIHCConfigError):
-    """Task input failed validation.
+class AIHCValidationError(AIHCConfigError, AirflowFailException):  # type: ignore[misc]
+    """Task input failed validation; the task fails without retries.
 
     :param errors: ``(field, problem)`` pairs, one per bad field, in the wire or parameter name.
     """
@@ -46,6 +54,19 @@ class AIHCValidationError(AIHCConfigError):
             f"Invalid AIHC job parameters ({count} error{'s' if count != 1 else ''}); "
             f"nothing was sent:\n{lines}"
         )
+
+
+class AIHCRefusedError(AIHCError, AirflowFailException):  # type: ignore[misc]
+    """AIHC refused a request for a reason no retry changes; the task fails without retries.
+
+    :param error: AIHC's answer (also the ``__cause__``).
+    :param problem: what is wrong, when more can be said than AIHC's message.
+    """
+
+    def __init__(self, error: AIHCApiError, problem: str | None = None) -> None:
+        self.error = error
+        detail = f"; {problem}" if problem else ""
+        super().__init__(f"{error}{detail} (not retried: a retry would be refused alike)")
 
 
 class AIHCTransportError(AIHCError):

@@ -9,15 +9,21 @@ from typing import Any
 
 from airflow_provider_aihc import __version__
 
-#: Extra fields of the ``aihc`` connection (Airflow >= 3.2 renders these declaratively).
+#: The regions with a known endpoint (``hooks/_base.py`` ``REGION_HOSTS``; a test keeps
+#: the two equal, this module imports nothing).
+REGIONS = ("cn-beijing", "cn-baoding", "cn-guangzhou", "cn-wuhan", "cn-suzhou", "cn-yangquan")
+#: The connection's defaults (``hooks/_base.py`` ``DEFAULT_*``), shown in the form.
+DEFAULT_TIMEOUT_SECONDS = 60
+DEFAULT_CONNECT_TIMEOUT_SECONDS = 10
+DEFAULT_MAX_RETRIES = 5
+
+#: Extra fields of the ``aihc`` connection (Airflow >= 3.2 renders these declaratively;
+#: ``AIHCHook.get_connection_form_widgets`` builds Airflow 2's form from them).
 CONN_FIELDS: dict[str, dict[str, Any]] = {
     "region": {
         "label": "Region",
-        "description": (
-            "Picks the endpoint when Host is empty: cn-beijing, cn-baoding, cn-guangzhou, "
-            "cn-wuhan, cn-suzhou or cn-yangquan"
-        ),
-        "schema": {"type": ["string", "null"]},
+        "description": "Picks the endpoint when Endpoint (Host) is empty",
+        "schema": {"type": ["string", "null"], "enum": list(REGIONS)},
     },
     "resource_pool_id": {
         "label": "Default resource pool",
@@ -32,7 +38,26 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
     "api_version": {
         "label": "API version",
         "description": "v1 (default: the /api/v1 REST paths) or v2 (the action API)",
-        "schema": {"type": ["string", "null"], "enum": ["v1", "v2", None]},
+        "schema": {"type": ["string", "null"], "enum": ["v1", "v2"]},
+    },
+    "timeout": {
+        "label": "Read timeout (seconds)",
+        "description": "How long one attempt waits for AIHC's answer",
+        "schema": {"type": ["number", "null"], "default": DEFAULT_TIMEOUT_SECONDS, "minimum": 0},
+    },
+    "connect_timeout": {
+        "label": "Connect timeout (seconds)",
+        "description": "How long one attempt waits to connect",
+        "schema": {
+            "type": ["number", "null"],
+            "default": DEFAULT_CONNECT_TIMEOUT_SECONDS,
+            "minimum": 0,
+        },
+    },
+    "max_retries": {
+        "label": "Retries per call",
+        "description": "Attempts after the first for calls that may be repeated (never a create)",
+        "schema": {"type": ["integer", "null"], "default": DEFAULT_MAX_RETRIES, "minimum": 0},
     },
 }
 

@@ -1,56 +1,47 @@
-"""The one place that knows Airflow 2.11 from 3.x.
+"""What differs between Airflow 2.11 and 3.x and ``airflow.providers.common.compat`` lacks.
 
-Everything else imports Airflow's base classes and helpers from here.  Airflow 3 moved the
-authoring interface to ``airflow.sdk``; 2.11 keeps it under ``airflow.models`` and friends.
+Base classes, exceptions, ``conf``, ``mask_secret`` and ``XCom`` come from
+``airflow.providers.common.compat.sdk`` (``airflow.sdk`` on 3.x, the old homes on 2.11) and
+are re-exported here so that the package imports them from one place (``XCom`` only when
+used: on 2.11 it is ``airflow.models``).  What stays written out below is what common.compat
+does not offer: the version flags (its own are not for other providers to import), reading
+a connection off the event loop, and a task instance's state as the DB holds it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from airflow import __version__ as _AIRFLOW_VERSION
+from airflow.providers.common.compat.sdk import (
+    AirflowFailException,
+    AirflowNotFoundException,
+    AirflowSensorTimeout,
+    AirflowSkipException,
+    Asset,
+    BaseHook,
+    BaseOperator,
+    BaseOperatorLink,
+    BaseSensorOperator,
+    Context,
+    PokeReturnValue,
+    TaskDeferred,
+    conf,
+    mask_secret,
+)
 
 _MAJOR, _MINOR = (int(part) for part in _AIRFLOW_VERSION.split(".")[:2])
 AIRFLOW_V_3_0_PLUS = (_MAJOR, _MINOR) >= (3, 0)
 AIRFLOW_V_3_2_PLUS = (_MAJOR, _MINOR) >= (3, 2)
 AIRFLOW_V_3_3_PLUS = (_MAJOR, _MINOR) >= (3, 3)
 
-if TYPE_CHECKING or AIRFLOW_V_3_0_PLUS:
-    from airflow.sdk import (
-        Asset,
-        BaseHook,
-        BaseOperator,
-        BaseOperatorLink,
-        BaseSensorOperator,
-        PokeReturnValue,
-        conf,
-    )
-    from airflow.sdk import Context as Context
-    from airflow.sdk.log import mask_secret
-
-    try:  # the task SDK's own in recent 3.x, where airflow.exceptions' are deprecated aliases
-        from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException
-    except ImportError:  # pragma: no cover - Airflow 3.0
-        from airflow.exceptions import (  # type: ignore[no-redef]
-            AirflowSensorTimeout,
-            AirflowSkipException,
-        )
-else:  # pragma: no cover - exercised by the Airflow 2.11 test run
-    from airflow.configuration import conf
-    from airflow.datasets import Dataset as Asset
-    from airflow.exceptions import AirflowSensorTimeout, AirflowSkipException
-    from airflow.hooks.base import BaseHook
-    from airflow.models.baseoperator import BaseOperator
-    from airflow.models.baseoperatorlink import BaseOperatorLink
-    from airflow.sensors.base import BaseSensorOperator, PokeReturnValue
-    from airflow.utils.context import Context as Context
-    from airflow.utils.log.secrets_masker import mask_secret
-
 __all__ = [
     "AIRFLOW_V_3_0_PLUS",
     "AIRFLOW_V_3_2_PLUS",
     "AIRFLOW_V_3_3_PLUS",
+    "AirflowFailException",
+    "AirflowNotFoundException",
     "AirflowSensorTimeout",
     "AirflowSkipException",
     "Asset",
@@ -60,6 +51,7 @@ __all__ = [
     "BaseSensorOperator",
     "Context",
     "PokeReturnValue",
+    "TaskDeferred",
     "aget_connection",
     "aget_task_state",
     "asset_or_time_schedule",
@@ -120,19 +112,9 @@ def _task_state(dag_id: str, task_id: str, run_id: str, map_index: int) -> str |
         )
         return _state_text(states.get(run_id, {}).get(task_id))
     from airflow.models.taskinstance import TaskInstance
-    from airflow.utils.session import create_session
-    from sqlalchemy import select
 
-    with create_session() as session:
-        state = session.scalar(
-            select(TaskInstance.state).where(
-                TaskInstance.dag_id == dag_id,
-                TaskInstance.task_id == task_id,
-                TaskInstance.run_id == run_id,
-                TaskInstance.map_index == map_index,
-            )
-        )
-    return _state_text(state)
+    instance = TaskInstance.get_task_instance(dag_id, run_id, task_id, map_index)
+    return _state_text(None if instance is None else instance.state)
 
 
 def _state_text(state: Any) -> str | None:
@@ -146,7 +128,6 @@ def get_xcom_value(ti_key: Any, key: str) -> Any:
     Operator links read their URL with it: on Airflow 3 in the worker at the end of the task
     (the API server then reads the link's ``xcom_key`` itself); on 2.x in the webserver.
     """
-    from importlib import import_module
+    from airflow.providers.common.compat.sdk import XCom  # airflow.models on 2.11: not at import
 
-    module = "airflow.sdk.execution_time.xcom" if AIRFLOW_V_3_0_PLUS else "airflow.models.xcom"
-    return import_module(module).XCom.get_value(ti_key=ti_key, key=key)
+    return XCom.get_value(ti_key=ti_key, key=key)

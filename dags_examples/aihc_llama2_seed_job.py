@@ -1,7 +1,9 @@
 """The documented AIHC example, Megatron LLaMA2-7B pre-training, submitted as-is from JSON.
 
 ``jobs/llama2_7b_pretrain.json`` is a whole create request in AIHC's wire form, rendered
-with Jinja (the job name and checkpoint path carry the run's date) before it is sent.
+with Jinja (the checkpoint path carries the run id) before it is sent.  It names no job:
+the operator's default, ``pretrain-llama2-7b-<hash of the task instance>``, is unique per
+run and try series, also for runs without a logical date.
 """
 
 from __future__ import annotations

@@ -81,6 +81,8 @@ with DAG(
 ):
     train = AIHCCreateJobOperator(
         task_id="train",
+        # No name: "train-<hash of the task instance>", unique per run and try series, and
+        # no `ds`: runs without a logical date (manual, API, asset-triggered) have none.
         image="{{ params.image }}",
         command=(
             "python -m trainer --data /mnt/data --lr {{ params.learning_rate }}"

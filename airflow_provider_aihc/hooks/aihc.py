@@ -501,26 +501,56 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
 
     @classmethod
     def get_connection_form_widgets(cls) -> dict[str, Any]:
-        """The extra fields of the connection form."""
+        """The extra fields of the connection form, built from ``CONN_FIELDS``."""
+        from airflow_provider_aihc.get_provider_info import CONN_FIELDS
+
+        return {name: cls._form_field(spec) for name, spec in CONN_FIELDS.items()}
+
+    @staticmethod
+    def _form_field(spec: dict[str, Any]) -> Any:
+        """Airflow 2's form field for one ``CONN_FIELDS`` entry.
+
+        Airflow 2 accepts only text, integer, password and boolean fields (any other class
+        drops the whole connection type), so an ``enum`` (``region``) is a text field that
+        accepts only its values, listed in the description, and a non-integer number a text
+        field that accepts only a number; numbers show their default.
+        """
         # Only the Airflow 2 UI calls this; its stubs are not in the type-check env.
         from flask_appbuilder.fieldwidgets import (  # type: ignore[import-not-found]
             BS3PasswordFieldWidget,
             BS3TextFieldWidget,
         )
         from flask_babel import lazy_gettext  # type: ignore[import-not-found]
-        from wtforms import PasswordField, StringField  # type: ignore[import-untyped]
+        from wtforms import IntegerField, PasswordField, StringField  # type: ignore[import-untyped]
+        from wtforms.validators import (  # type: ignore[import-untyped]
+            NumberRange,
+            Optional,
+            Regexp,
+            any_of,
+        )
 
-        from airflow_provider_aihc.get_provider_info import CONN_FIELDS
-
-        widgets: dict[str, Any] = {}
-        for name, spec in CONN_FIELDS.items():
-            secret = spec["schema"].get("format") == "password"
-            field_class = PasswordField if secret else StringField
-            widget = BS3PasswordFieldWidget() if secret else BS3TextFieldWidget()
-            widgets[name] = field_class(
-                lazy_gettext(spec["label"]), widget=widget, description=spec["description"]
-            )
-        return widgets
+        schema = spec["schema"]
+        label, description = lazy_gettext(spec["label"]), spec["description"]
+        if schema.get("format") == "password":
+            return PasswordField(label, widget=BS3PasswordFieldWidget(), description=description)
+        checks: list[Any] = [Optional()]
+        field, extra = StringField, {}
+        if "enum" in schema:
+            checks.append(any_of(schema["enum"]))
+            description = f"{description}: {', '.join(schema['enum'])}"
+        elif "integer" in schema["type"]:
+            field, extra = IntegerField, {"default": schema["default"]}
+            checks.append(NumberRange(min=schema["minimum"]))
+        elif "number" in schema["type"]:
+            extra = {"default": str(schema["default"])}
+            checks.append(Regexp(r"^\d+(\.\d+)?$", message="a number of seconds >= 0"))
+        return field(
+            label,
+            validators=checks,
+            widget=BS3TextFieldWidget(),
+            description=description,
+            **extra,
+        )
 
     # -- plumbing ---------------------------------------------------------------------
 

@@ -57,7 +57,15 @@ class AIHCJobLink(BaseOperatorLink):  # type: ignore[misc]
         return self.XCOM_KEY
 
     def get_link(self, operator: Any, *, ti_key: Any) -> str:
-        """The URL the task stored, or ``""`` when it stored none (no job yet)."""
+        """The URL the task stored, or ``""`` when it stored none (no job yet).
+
+        Airflow 3 calls this in the task's own process as the task ends (``ti_key`` is then
+        the running task instance, whose ``task`` is ``operator``).  There the operator
+        knows whether it has a job (its ``job_id``); without one the link is absent and
+        the XCom is not read, which would log an ``XCom not found`` error.
+        """
+        if getattr(ti_key, "task", None) is operator and getattr(operator, "job_id", "") is None:
+            return ""
         url = get_xcom_value(ti_key, self.XCOM_KEY)
         return url if isinstance(url, str) else ""
 

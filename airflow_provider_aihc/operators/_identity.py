@@ -1,7 +1,13 @@
-"""Which task instance a job belongs to: labels, a deterministic name, a client token.
+"""Which task instance and try series a job belongs to: labels, a name, a client token.
 
-A task instance is ``(dag_id, task_id, run_id, map_index)``; the try number is left out on
-purpose, so that every try of one task instance finds the job an earlier try created.
+A task instance is ``(dag_id, task_id, run_id, map_index)``; its key leaves the try number
+out, so that every try finds the jobs earlier tries created.  Which of those a try may
+adopt is decided by the *try series*: the tries since the task instance was last cleared.
+A clear sets ``max_tries = try_number + retries``, so the current series began at try
+``max_tries - retries + 1`` (the Task SDK's ``first_try_number``); a job whose creating try
+(its ``airflow-try-number`` label) is older than that is history, not something to adopt.
+Job names carry the series too (``-s<first try>`` after the first), so a cleared task's new
+job never asks for the name its earlier job still holds.
 """
 
 from __future__ import annotations
@@ -9,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,8 +27,10 @@ TASK_LABEL = "airflow-task-id"
 RUN_LABEL = "airflow-run-id"
 MAP_INDEX_LABEL = "airflow-map-index"
 TRY_LABEL = "airflow-try-number"
+#: The first try of the series that created the job (for people; adoption reads TRY_LABEL).
+SERIES_LABEL = "airflow-try-series"
 IDENTITY_LABELS = frozenset(
-    {TI_LABEL, DAG_LABEL, TASK_LABEL, RUN_LABEL, MAP_INDEX_LABEL, TRY_LABEL}
+    {TI_LABEL, DAG_LABEL, TASK_LABEL, RUN_LABEL, MAP_INDEX_LABEL, TRY_LABEL, SERIES_LABEL}
 )
 
 NAME_MAX_LENGTH = 50
@@ -39,6 +48,8 @@ class TaskIdentity:
     run_id: str
     map_index: int = -1
     try_number: int = 1
+    #: The first try of the current try series (1 until the task instance is cleared).
+    first_try: int = 1
     #: No job of this task instance is older: its DAG run's start, less a margin for
     #: clock skew between Airflow and AIHC. ``None``: read the pool's whole history.
     created_after: datetime | None = None
@@ -47,6 +58,7 @@ class TaskIdentity:
     def from_context(cls, context: Any) -> TaskIdentity:
         """Read the identity from an Airflow task context."""
         ti = context["ti"]
+        task = context.get("task") or getattr(ti, "task", None)
         run_start = getattr(context.get("dag_run"), "start_date", None)
         return cls(
             dag_id=ti.dag_id,
@@ -54,6 +66,7 @@ class TaskIdentity:
             run_id=ti.run_id,
             map_index=int(getattr(ti, "map_index", -1) if ti.map_index is not None else -1),
             try_number=int(getattr(ti, "try_number", 1) or 1),
+            first_try=first_try_number(ti, getattr(task, "retries", 0)),
             created_after=run_start - CLOCK_SKEW_MARGIN
             if isinstance(run_start, datetime)
             else None,
@@ -74,24 +87,61 @@ class TaskIdentity:
             RUN_LABEL: label_value(self.run_id),
             MAP_INDEX_LABEL: str(self.map_index),
             TRY_LABEL: str(self.try_number),
+            SERIES_LABEL: str(self.first_try),
         }
+
+    def created_in_series(self, labels: Mapping[str, str]) -> bool:
+        """Whether a job with ``labels`` was created by this task instance's current series.
+
+        A job without a readable try label counts as created by try 1.
+        """
+        if labels.get(TI_LABEL) != self.key:
+            return False
+        try:
+            created_by = int(labels.get(TRY_LABEL, "1"))
+        except ValueError:
+            created_by = 1
+        return created_by >= self.first_try
 
     def default_name(self) -> str:
         """``<task>-<hash>``: lowercase alphanumerics and ``-``, at most 50 characters."""
         stem = job_name_part(self.task_id)[: NAME_MAX_LENGTH - 9] or "job"
         return f"{stem}-{self.key[:8]}"
 
+    def job_name(self, base: str, generation: int) -> str:
+        """The name of the series' ``generation``-th job (0 is the first).
+
+        ``base`` in the first series; ``base-s<first try>`` in a later one; ``-r<n>`` added
+        for the n-th job of a series whose earlier jobs ended badly.  ``base`` is cut to keep
+        the whole within :data:`NAME_MAX_LENGTH`.
+        """
+        suffix = f"-s{self.first_try}" if self.first_try > 1 else ""
+        if generation:
+            suffix += f"-r{generation + 1}"
+        if not suffix:
+            return base
+        return base[: NAME_MAX_LENGTH - len(suffix)].rstrip("-") + suffix
+
     def client_token(self, generation: int) -> str:
-        """An idempotency token for the ``generation``-th job of this task instance."""
-        return str(uuid.uuid5(_NAMESPACE, f"{self.key}/{generation}"))
+        """An idempotency token for the series' ``generation``-th job."""
+        return str(uuid.uuid5(_NAMESPACE, f"{self.key}/{self.first_try}/{generation}"))
 
 
-def generation_name(base: str, generation: int) -> str:
-    """The name of the ``generation``-th job (0 is the first): ``base``, ``base-r2``, …"""
-    if generation == 0:
-        return base
-    suffix = f"-r{generation + 1}"
-    return base[: NAME_MAX_LENGTH - len(suffix)].rstrip("-") + suffix
+def first_try_number(ti: Any, retries: Any) -> int:
+    """The first try of the task instance's current try series (1 before any clear).
+
+    ``max_tries - retries + 1``, kept within ``1..try_number`` (``retries`` edited since
+    the clear); 1 when the task instance has no ``max_tries``.
+
+    :param ti: the task instance of the context (2.11 and 3.x both have ``try_number``
+        and ``max_tries``).
+    :param retries: the task's ``retries``.
+    """
+    try_number = int(getattr(ti, "try_number", None) or 1)
+    max_tries = getattr(ti, "max_tries", None)
+    if not isinstance(max_tries, int) or max_tries < 0:
+        return 1
+    return max(1, min(try_number, max_tries - int(retries or 0) + 1))
 
 
 def label_value(value: str) -> str:

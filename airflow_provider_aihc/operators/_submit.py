@@ -1,11 +1,18 @@
-"""Exactly one job per task instance: adopt what an earlier try created, else create once.
+"""Exactly one job per try series: adopt what an earlier try of it created, else create once.
 
 AIHC documents no idempotency token for training jobs, so the job's labels are the source of
 truth.  Before creating, and after any create whose outcome is unknown (no answer, 5xx, an
-unreadable answer), list the pool's jobs and look for this task instance's.  A live or
-succeeded one is adopted; only when every earlier job ended badly is a fresh one created,
-under a new name.  A create is never re-sent while its first attempt might have landed and
-cannot be found; the deterministic name is a second guard, since AIHC refuses a name in use.
+unreadable answer), list the pool's jobs and look for the ones this task instance's current
+try series created (a clear starts a new series: the jobs of earlier series are history).
+A live or succeeded one is adopted; only when every job of the series ended badly is a
+fresh one created, under a new name.  A create is never re-sent while its first attempt
+might have landed and cannot be found; the deterministic name is a second guard, since AIHC
+refuses a name in use.
+
+What no retry can change fails the task at once, without retries
+(:class:`~airflow_provider_aihc.exceptions.AIHCRefusedError`): a 400, a refused
+credential (401/403), and a ``409`` for a name that a job of another task instance, or of
+an earlier series of this one, holds.
 """
 
 from __future__ import annotations
@@ -17,13 +24,22 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import (
     AIHCApiError,
+    AIHCAuthError,
     AIHCError,
+    AIHCRefusedError,
     AIHCResponseError,
     AIHCServerError,
     AIHCThrottledError,
     AIHCTransportError,
 )
-from airflow_provider_aihc.operators._identity import TI_LABEL, TaskIdentity, generation_name
+from airflow_provider_aihc.operators._identity import (
+    DAG_LABEL,
+    RUN_LABEL,
+    TASK_LABEL,
+    TI_LABEL,
+    TRY_LABEL,
+    TaskIdentity,
+)
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -36,6 +52,9 @@ MAX_CREATE_ATTEMPTS = 5
 LOOKUPS_AFTER_UNKNOWN = 3
 LOOKUP_DELAY_SECONDS = 1.0
 OUTCOME_UNKNOWN = (AIHCTransportError, AIHCServerError, AIHCResponseError)
+#: AIHC's answer to a create whose name a job in the pool already has.
+NAME_TAKEN_STATUS = 409
+BAD_REQUEST_STATUS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,12 +92,24 @@ class JobSubmitter:
         self.sleep = sleep
 
     def submit(self, request: CreateJobRequest) -> SubmittedJob:
-        """Adopt this task instance's live or succeeded job, or create the next one."""
+        """Adopt the series' live or succeeded job, or create the next one.
+
+        :raises AIHCRefusedError: AIHC refused for a reason no retry changes.
+        """
+        try:
+            return self._submit(request)
+        except AIHCApiError as err:
+            if isinstance(err, AIHCAuthError) or err.status == BAD_REQUEST_STATUS:
+                raise AIHCRefusedError(err) from err
+            raise
+
+    def _submit(self, request: CreateJobRequest) -> SubmittedJob:
         own = self.own_jobs(request.queue)
         for job in own:
             if not job.is_terminal or job.is_successful:
                 self.log.info(
-                    "Adopting AIHC job %s (%s, status %s) created by an earlier try of this task",
+                    "Adopting AIHC job %s (%s, status %s) created by an earlier try since "
+                    "the task last started afresh",
                     job.job_id,
                     job.name,
                     job.status,
@@ -86,17 +117,18 @@ class JobSubmitter:
                 return SubmittedJob(job.job_id, job.name, adopted=True)
         if own:
             self.log.info(
-                "Earlier jobs of this task ended %s; creating a fresh one",
+                "Earlier jobs of this try series ended %s; creating a fresh one",
                 ", ".join(f"{job.job_id}={job.status}" for job in own),
             )
         return self._create(self._stamp(request, generation=len(own)), generation=len(own))
 
     def own_jobs(self, queue: str | None) -> list[JobSummary]:
-        """This task instance's jobs in the pool, newest first (none predate its run)."""
+        """The jobs of this task instance's current try series, newest first (none predate
+        its run)."""
         jobs = self.hook.list_job_summaries(
             self.pool, queue=queue or None, created_after=self.identity.created_after
         )
-        own = [job for job in jobs if job.labels_dict.get(TI_LABEL) == self.identity.key]
+        own = [job for job in jobs if self.identity.created_in_series(job.labels_dict)]
         return sorted(
             own, key=lambda job: job.created_at.timestamp() if job.created_at else 0.0, reverse=True
         )
@@ -108,7 +140,7 @@ class JobSubmitter:
         labels = [label for label in request.labels or [] if label.key not in identity_labels]
         labels += [Label(key=key, value=value) for key, value in identity_labels.items()]
         return request.model_copy(
-            update={"name": generation_name(request.name, generation), "labels": labels}
+            update={"name": self.identity.job_name(request.name, generation), "labels": labels}
         )
 
     def _create(self, request: CreateJobRequest, generation: int) -> SubmittedJob:
@@ -127,7 +159,9 @@ class JobSubmitter:
                     return found
                 self._pause(attempt, err, "The job was not created")
                 continue
-            except AIHCApiError:
+            except AIHCApiError as err:
+                if err.status == NAME_TAKEN_STATUS:
+                    return self._name_taken(request, err)
                 if uncertain and (found := self._find_created(request)):
                     return found
                 raise
@@ -158,6 +192,32 @@ class JobSubmitter:
             f"Could not tell whether job {request.name!r} was created (AIHC unreachable); "
             "not creating another. A retry of this task will look for it again."
         )
+
+    def _name_taken(self, request: CreateJobRequest, error: AIHCApiError) -> SubmittedJob:
+        """After a 409: adopt the job holding the name if this series created it (an earlier
+        attempt landed unseen), else fail for good, naming who holds it."""
+        jobs = self.hook.list_job_summaries(self.pool)
+        holder = next((job for job in jobs if job.name == request.name), None)
+        if holder is None:  # gone since: a retry may create it
+            raise error
+        if self.identity.created_in_series(holder.labels_dict):
+            self.log.info("The create had landed: adopting AIHC job %s", holder.job_id)
+            return SubmittedJob(holder.job_id, holder.name, adopted=True)
+        raise AIHCRefusedError(
+            error,
+            f"name {request.name!r} is held by AIHC job {holder.job_id} ({holder.status}) of "
+            f"{self._owner(holder.labels_dict)}; give each run its own name: leave name unset "
+            "(one is derived from the task instance) or template it with run_id",
+        ) from error
+
+    def _owner(self, labels: dict[str, str]) -> str:
+        """Who created a job, from its identity labels, for an error message."""
+        if labels.get(TI_LABEL) == self.identity.key:
+            return f"try {labels.get(TRY_LABEL, '?')} of this task instance, before it was cleared"
+        if TI_LABEL not in labels:
+            return "no Airflow task"
+        where = "/".join(labels.get(key, "?") for key in (DAG_LABEL, RUN_LABEL, TASK_LABEL))
+        return f"another task instance ({where})"
 
     def _pause(self, attempt: int, error: AIHCError, what: str) -> None:
         from airflow_provider_aihc.hooks._base import retry_delay

@@ -7,16 +7,21 @@ StopJob, DeleteJob, and for waiting GetJobEvents and GetPodLogs.
 from __future__ import annotations
 
 import copy
-import math
 import threading
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_provider_aihc.links.aihc import AIHCJobLink
-from airflow_provider_aihc.version_compat import BaseOperator, Context, conf
+from airflow_provider_aihc.version_compat import (
+    AirflowNotFoundException,
+    BaseOperator,
+    Context,
+    conf,
+)
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -63,14 +68,21 @@ class AIHCCreateJobOperator(BaseOperator):
     parameter is templated.  The job id is the return value (XCom ``return_value``); the
     job's id, name and pool are also pushed as ``job_id``, ``job_name``, ``resource_pool_id``.
 
-    A retry of the task adopts the job an earlier try created while it is alive or has
-    succeeded (found by the task instance's labels), and creates a fresh one, under a new
-    name, only when the earlier job ended badly.
+    A retry adopts the job an earlier try of the same *try series* created while it is
+    alive or has succeeded (found by the task instance's labels), and creates a fresh one,
+    under a new name, only when that job ended badly.  A clear starts a new series: the
+    cleared task creates a new job (named ``<name>-s<first try>``) and trains again.
+    Input that cannot work (validation, a template naming a missing variable, a missing
+    connection) and AIHC refusals no retry changes (400, 401/403, a ``409`` for a name
+    another task's job holds) fail the task without its retries.
 
     .. seealso:: https://cloud.baidu.com/doc/AIHC/s/pmb0c0o9q (创建训练任务)
 
     :param name: job name; lowercase letters, digits and ``-``, at most 50 (templated).
-        Default: derived from the task id and the task instance.
+        Default: ``<task id>-<hash of the task instance>``, unique per task instance.  A
+        given name must be unique per run too (e.g. derived from ``run_id``): ``ds`` is
+        missing from runs without a logical date (manual, API and asset-triggered runs on
+        Airflow 3).
     :param image: container image (templated).
     :param command: command every replica runs (templated).
     :param resource_pool_id: the pool; defaults to the connection's ``resource_pool_id``
@@ -104,7 +116,9 @@ class AIHCCreateJobOperator(BaseOperator):
     :param body: a whole create request in wire form: a dict, a JSON string, an XCom value
         or the path of a ``.json`` file (rendered with Jinja) (templated).
     :param wait_for_completion: wait until the job ends; fail if it does not succeed.
-    :param deferrable: wait in the triggerer rather than in a worker slot.
+    :param deferrable: wait in the triggerer rather than in a worker slot; only with
+        ``wait_for_completion`` (a warning says so otherwise).  Default: ``[operators]
+        default_deferrable``.
     :param poll_interval: seconds between status checks while waiting.
     :param timeout: seconds to wait at most; with ``execution_timeout``, the earlier wins.
         At the deadline the job is stopped and the task fails.
@@ -155,7 +169,7 @@ class AIHCCreateJobOperator(BaseOperator):
         retention_period: str | None = None,
         body: Mapping[str, Any] | str | None = None,
         wait_for_completion: bool = False,
-        deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
+        deferrable: bool | None = None,
         poll_interval: float = 30,
         timeout: float | None = None,
         cancel_on_kill: bool = True,
@@ -186,7 +200,18 @@ class AIHCCreateJobOperator(BaseOperator):
         self.retention_period = retention_period
         self.body = body
         self.wait_for_completion = wait_for_completion
-        self.deferrable = deferrable
+        if deferrable and not wait_for_completion:
+            warnings.warn(
+                f"Task {self.task_id!r}: deferrable=True does nothing without "
+                "wait_for_completion=True (the task does not wait for the job)",
+                UserWarning,
+                stacklevel=2,
+            )
+        self.deferrable = (
+            conf.getboolean("operators", "default_deferrable", fallback=False)
+            if deferrable is None
+            else deferrable
+        )
         self.poll_interval = poll_interval
         self.timeout = timeout
         self.cancel_on_kill = cancel_on_kill
@@ -207,16 +232,48 @@ class AIHCCreateJobOperator(BaseOperator):
 
         ``template_ext`` would treat *every* templated string ending in ``.json`` as a file
         (a ``command`` such as ``train.py --config cfg.json`` included), so it stays empty.
+
+        :raises AIHCValidationError: naming each field whose template cannot render (an
+            undefined variable, a missing ``body`` file, bad syntax): no retry renders it.
         """
+        import jinja2
+
+        from airflow_provider_aihc.exceptions import AIHCValidationError
+        from airflow_provider_aihc.operators._checks import template_problem
+
+        env = jinja_env or self.get_template_env()
         if isinstance(self.body, str) and self.body.strip().endswith(BODY_FILE_EXTENSION):
-            env = jinja_env or self.get_template_env()
-            source, _, _ = env.loader.get_source(env, self.body.strip())  # type: ignore[union-attr]
-            self.body = source
-        super().render_template_fields(context, jinja_env)
+            try:
+                self.body = env.loader.get_source(env, self.body.strip())[0]  # type: ignore[union-attr]
+            except jinja2.TemplateNotFound as err:
+                problem = f"template file {err.name!r} not found"
+                raise AIHCValidationError([("body", problem)]) from err
+        templates = {field: getattr(self, field) for field in self.template_fields}
+        try:
+            super().render_template_fields(context, env)
+        except jinja2.TemplateError as err:
+            errors = self._template_errors(templates, context, env)
+            raise AIHCValidationError(errors or [("template", template_problem(err))]) from err
         from airflow_provider_aihc.version_compat import mask_secret
 
         for password in _registry_passwords(self.image_config, self.body):
             mask_secret(password)  # before the rendered fields are stored or logged
+
+    def _template_errors(
+        self, templates: Mapping[str, Any], context: Context, env: Any
+    ) -> list[tuple[str, str]]:
+        """``(field, problem)`` for every template (by field) that does not render."""
+        import jinja2
+
+        from airflow_provider_aihc.operators._checks import template_problem
+
+        errors = []
+        for field, template in templates.items():
+            try:
+                self.render_template(template, context, env)
+            except jinja2.TemplateError as err:
+                errors.append((field, template_problem(err)))
+        return errors
 
     def build_request(self, default_name: str | None = None) -> tuple[CreateJobRequest, str]:
         """Validate the rendered parameters into a create request and its pool.
@@ -224,10 +281,12 @@ class AIHCCreateJobOperator(BaseOperator):
         :param default_name: the job name when neither ``name`` nor ``body`` gives one.
 
         :raises AIHCValidationError: listing every bad field (job fields, ``poll_interval``
-            and ``timeout`` when waiting, an unusable ``aihc_conn_id``); nothing was sent.
+            and ``timeout`` when waiting, an unusable or undefined ``aihc_conn_id``);
+            nothing was sent.
         """
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
         from airflow_provider_aihc.models.build import build_create_request
+        from airflow_provider_aihc.operators._checks import wait_problems
 
         errors: list[tuple[str, str]] = []
         request = None
@@ -242,11 +301,13 @@ class AIHCCreateJobOperator(BaseOperator):
         if self.wait_for_completion:
             # Checked now, not when the wait starts: by then the job exists and would be
             # left running by the task's failure.
-            errors.extend(_wait_problems(self.poll_interval, self.timeout))
+            errors.extend(wait_problems(self.poll_interval, self.timeout))
         try:
             self.hook.config  # noqa: B018 - reads the connection; names it when unusable
         except AIHCConfigError as err:
             errors.append(("aihc_conn_id", str(err)))
+        except AirflowNotFoundException:
+            errors.append(("aihc_conn_id", f"connection {self.aihc_conn_id!r} is not defined"))
         else:
             try:
                 pool = self.hook.resource_pool(self.resource_pool_id or None)
@@ -268,10 +329,11 @@ class AIHCCreateJobOperator(BaseOperator):
         submitter = JobSubmitter(self.hook, pool, identity, self.log)
         job = submitter.submit(request)
         self.job_id, self._job_pool = job.job_id, pool
-        ti = context["ti"]
-        ti.xcom_push(key=XCOM_JOB_ID, value=job.job_id)
-        ti.xcom_push(key=XCOM_JOB_NAME, value=job.job_name)
-        ti.xcom_push(key=XCOM_RESOURCE_POOL_ID, value=pool)
+        if self.do_xcom_push:
+            ti = context["ti"]
+            ti.xcom_push(key=XCOM_JOB_ID, value=job.job_id)
+            ti.xcom_push(key=XCOM_JOB_NAME, value=job.job_name)
+            ti.xcom_push(key=XCOM_RESOURCE_POOL_ID, value=pool)
         AIHCJobLink.persist(context, self.hook.config.base_url, job.job_id, pool)
         if not self.wait_for_completion:
             return job.job_id
@@ -326,6 +388,7 @@ class AIHCCreateJobOperator(BaseOperator):
                 stop_on_timeout=self.cancel_on_kill,
                 cancel_on_kill=self.cancel_on_kill,
                 stream_logs=self.stream_logs,
+                deferred_at=time.time(),
             ),
             method_name=DEFER_METHOD_NAME,
         )
@@ -334,7 +397,9 @@ class AIHCCreateJobOperator(BaseOperator):
         """Resume after the trigger: return the job id, or raise with the job's reason."""
         from airflow_provider_aihc.watch import JobEvent
 
-        return self._finish(JobEvent.from_payload(event))
+        job_event = JobEvent.from_payload(event)
+        self.job_id = job_event.job_id  # this process's own record of the job (the link's)
+        return self._finish(job_event)
 
     def _finish(self, event: JobEvent) -> str:
         from airflow_provider_aihc.watch import complete
@@ -383,27 +448,6 @@ class AIHCCreateJobOperator(BaseOperator):
         return job_lineage(
             self.hook, self.job_id, pool, self.outlets, with_inputs=True, log=self.log
         )
-
-
-def _wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:
-    """What is wrong with the waiting parameters, as ``(parameter, problem)`` pairs."""
-    problems = []
-    if not _seconds(poll_interval) > 0:  # NaN compares False
-        problems.append(("poll_interval", f"must be seconds > 0, got {poll_interval!r}"))
-    if timeout is not None and not _seconds(timeout) >= 0:
-        problems.append(("timeout", f"must be seconds >= 0 or None, got {timeout!r}"))
-    return problems
-
-
-def _seconds(value: Any) -> float:
-    """``value`` as a finite number of seconds, else NaN (a bool, ``inf``, ``"abc"``, ...)."""
-    if isinstance(value, bool):
-        return math.nan
-    try:
-        seconds = float(value)
-    except (TypeError, ValueError, OverflowError):
-        return math.nan
-    return seconds if math.isfinite(seconds) else math.nan
 
 
 class _JobActionOperator(BaseOperator):

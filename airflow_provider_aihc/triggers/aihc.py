@@ -47,6 +47,10 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
     :param stream_logs: copy the job's new log lines into the task's log at every poll.
     :param log_state: where the worker stopped reading each pod's log (pod → marker), so
         that no line is copied twice.
+    :param deferred_at: when the task deferred (epoch seconds).  A trigger that starts
+        long after it was taken over from a triggerer that stopped: it logs one line saying
+        so and resumes the job's log near where that triggerer stopped instead of from the
+        deferral (:func:`~airflow_provider_aihc.watch.logs.takeover_resume_point`).
     """
 
     def __init__(
@@ -60,6 +64,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         cancel_on_kill: bool = True,
         stream_logs: bool = True,
         log_state: Mapping[str, str] | None = None,
+        deferred_at: float | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.job_id = job_id
@@ -71,6 +76,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         self.cancel_on_kill = cancel_on_kill
         self.stream_logs = stream_logs
         self.log_state = dict(log_state) if log_state else None
+        self.deferred_at = None if deferred_at is None else float(deferred_at)
         self._fired = False
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -87,6 +93,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
                 "cancel_on_kill": self.cancel_on_kill,
                 "stream_logs": self.stream_logs,
                 "log_state": self.log_state,
+                "deferred_at": self.deferred_at,
             },
         )
 
@@ -119,6 +126,8 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             stream_logs=self.stream_logs,
             log_state=self.log_state,
         )
+        if self.stream_logs:
+            watch.logs.since = self._log_resume_point()
         flow = watch.wait(
             poll_interval=self.poll_interval,
             deadline=self.deadline,
@@ -131,6 +140,25 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             event = JobEvent("error", self.job_id, watch.tracker.status, f"{err}")
         self._fired = True
         yield TriggerEvent(event.to_payload())  # type: ignore[no-untyped-call]
+
+    def _log_resume_point(self) -> float | None:
+        """After a takeover, where the job's log resumes (one line in the log says so)."""
+        from airflow_provider_aihc.version_compat import conf
+        from airflow_provider_aihc.watch.logs import takeover_resume_point
+
+        takeover = conf.getfloat("triggerer", "triggerer_health_check_threshold", fallback=30.0)
+        now = time.time()
+        since = takeover_resume_point(self.deferred_at, now, self.poll_interval, takeover)
+        if since is not None:
+            self.log.info(
+                "AIHC job %s: this trigger took over %.0f s after its task deferred (the "
+                "triggerer before it stopped); the job's log resumes with lines from %.0f s "
+                "ago, earlier ones are in the task log already",
+                self.job_id,
+                now - (self.deferred_at or now),
+                now - since,
+            )
+        return since
 
     async def on_kill(self) -> None:
         """Airflow >= 3.3: the task was killed by a user while deferred."""

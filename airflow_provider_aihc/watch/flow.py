@@ -56,15 +56,27 @@ class GetPodLogs:
     pool: str | None
     marker: str | None
     max_lines: int | None
+    #: Only lines written at or after this (epoch seconds); ``None``: all.
+    start_time: int | None = None
 
     def send(self, hook: AIHCHook) -> PodLogs:
         return hook.get_pod_logs(
-            self.job_id, self.pod, self.pool, marker=self.marker, max_lines=self.max_lines
+            self.job_id,
+            self.pod,
+            self.pool,
+            marker=self.marker,
+            max_lines=self.max_lines,
+            start_time=self.start_time,
         )
 
     async def asend(self, hook: AIHCHook) -> PodLogs:
         return await hook.aget_pod_logs(
-            self.job_id, self.pod, self.pool, marker=self.marker, max_lines=self.max_lines
+            self.job_id,
+            self.pod,
+            self.pool,
+            marker=self.marker,
+            max_lines=self.max_lines,
+            start_time=self.start_time,
         )
 
 

@@ -51,6 +51,9 @@ class LogStreamer:
         self.log = log
         self.max_lines = max(1, max_lines)
         self.markers: dict[str, str] = dict(state or {})
+        #: Copy only lines written at or after this (epoch seconds): see
+        #: :func:`takeover_resume_point`.
+        self.since: float | None = None
         self._failing: set[str] = set()
 
     @property
@@ -80,6 +83,7 @@ class LogStreamer:
                 self.pool,
                 marker=None if counted else marker,
                 max_lines=None if counted else self.max_lines * FETCH_FACTOR,
+                start_time=None if self.since is None else int(self.since),
             )
             if isinstance(page, AIHCError):
                 self._failed(pod, page)
@@ -132,6 +136,32 @@ class LogStreamer:
         if pod not in self._failing:
             self._failing.add(pod)
             self.log.warning("Could not read the log of AIHC pod %s (%s)", pod, error)
+
+
+def takeover_resume_point(
+    deferred_at: float | None, now: float, poll_interval: float, takeover_seconds: float
+) -> float | None:
+    """Where a trigger that took over from a stopped triggerer resumes the job's log.
+
+    A trigger carries the log position of the moment its task deferred, not of how far
+    the triggerer that ran it got, so a takeover would copy the job's log again from
+    there.  The rule: a trigger that starts more than ``takeover_seconds`` (Airflow's
+    ``[triggerer] triggerer_health_check_threshold``: how long a triggerer is silent
+    before another takes its triggers) plus one poll after its task deferred counts as a
+    takeover.  The triggerer before it copied the log until it stopped, at most
+    ``takeover_seconds`` ago, a poll at a time; so the log resumes ``takeover_seconds``
+    plus two polls ago (never before the deferral): lines older than that are in the task
+    log already, the few after it may be shown twice.
+
+    :param deferred_at: when the task deferred (epoch seconds); ``None``: unknown.
+    :param now: the time now.
+    :param poll_interval: the trigger's seconds between polls.
+    :param takeover_seconds: the triggerer health-check threshold.
+    :return: ``None`` for a first start, else the epoch seconds to copy lines from.
+    """
+    if deferred_at is None or now - deferred_at <= takeover_seconds + poll_interval:
+        return None
+    return max(deferred_at, now - takeover_seconds - 2 * poll_interval)
 
 
 def split_lines(records: Iterable[str]) -> list[str]:

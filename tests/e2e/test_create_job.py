@@ -38,7 +38,7 @@ def test_seed_job_named_and_body_file_send_the_same_wire_json(aihc_emulator, run
     assert spec["envs"] == [{"name": "CUDA_DEVICE_MAX_CONNECTIONS", "value": "1"}]
     assert "{{" not in spec["command"]
     assert "/checkpoints/manual__" in spec["command"]
-    assert re.fullmatch(r"llama2-7b-\d{8}", from_file["name"])
+    assert re.fullmatch(r"seed-body-[0-9a-f]{8}", from_file["name"])
     assert aihc_emulator.backend.count("CreateJob") == 2
 
     for task_id, job in (("seed_named", named), ("seed_body", from_file)):

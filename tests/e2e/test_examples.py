@@ -40,7 +40,7 @@ def test_scheduled_retraining_trains_evaluates_and_promotes(aihc_emulator, run_d
     assert run.succeeded, run.output[-4000:]
     [job] = aihc_emulator.backend.jobs()
     assert job["status"] == "Succeeded"
-    assert job["name"].startswith("train-")  # the task instance's own name: no `ds` needed
+    assert re.fullmatch(r"train-[0-9a-f]{8}", job["name"])
     assert f"Promoting the model trained by AIHC job {job['jobId']}" in run.output
     assert "lm loss" in run.output  # the training log reached the task log
 

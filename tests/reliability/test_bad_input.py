@@ -41,6 +41,7 @@ from airflow_provider_aihc.exceptions import (
     AIHCApiError,
     AIHCError,
     AIHCJobTimeoutError,
+    AIHCRefusedError,
     AIHCValidationError,
 )
 from airflow_provider_aihc.models.build import PARAMETER_PATHS
@@ -88,8 +89,7 @@ PLAUSIBLE: dict[str, st.SearchStrategy[Any]] = {
 }
 #: Always given: image and command to reach the create, poll_interval to keep waits short.
 REQUIRED = ("image", "command", "poll_interval")
-#: Not mixed with arbitrary values: an undefined connection id is Airflow's own error
-#: (tested below).
+#: Not mixed with arbitrary values: an undefined connection id is tested below.
 REFERENCES = ("aihc_conn_id",)
 
 
@@ -135,6 +135,8 @@ def _execute(emulator: EmulatorServer, params: dict[str, Any]) -> str:
         assert error.errors
         assert all(field and problem for field, problem in error.errors), error.errors
         return "refused, nothing sent"
+    if isinstance(error, AIHCRefusedError):  # a 400: fails without retries (issue 12)
+        error = error.error
     if isinstance(error, AIHCApiError) and not isinstance(error, AIHCJobTimeoutError):
         assert any(reason in str(error) for reason in SERVER_SIDE), error
         assert emulator.backend.count("CreateJob", 200) == 0
@@ -280,15 +282,17 @@ def test_waiting_parameters_are_not_checked_when_nothing_waits(emulator: Emulato
     assert emulator.backend.count("CreateJob", 200) == 1
 
 
-def test_an_undefined_connection_is_airflows_own_error_before_sending(
+def test_an_undefined_connection_is_refused_by_name_before_sending(
     emulator: EmulatorServer,
 ) -> None:
+    """Issue 12: a missing connection fails without retries (it was Airflow's own
+    ``AirflowNotFoundException``, which the task retried)."""
     operator = AIHCCreateJobOperator(
         task_id="train", image="i", command="c", aihc_conn_id="aihc_nowhere"
     )
-    with pytest.raises(Exception, match="aihc_nowhere") as raised:
+    with pytest.raises(AIHCValidationError, match="aihc_nowhere") as raised:
         operator.execute(task_context())
-    assert type(raised.value).__name__ == "AirflowNotFoundException"
+    assert [field for field, _ in raised.value.errors] == ["aihc_conn_id"]
     assert total_requests(emulator) == 0
 
 
@@ -308,7 +312,7 @@ def test_body_naming_a_missing_json_file_fails_at_rendering_before_sending(
     import jinja2
 
     operator = AIHCCreateJobOperator(task_id="train", body="no/such/job.json")
-    with pytest.raises(jinja2.TemplateNotFound, match=r"no/such/job\.json"):
+    with pytest.raises(AIHCValidationError, match=r"body: .*no/such/job\.json"):
         operator.render_template_fields({}, jinja2.Environment(loader=jinja2.FileSystemLoader(".")))
     assert total_requests(emulator) == 0
 

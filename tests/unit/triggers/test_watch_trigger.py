@@ -38,6 +38,7 @@ def test_serialize_round_trips_every_argument() -> None:
         "cancel_on_kill": False,
         "stream_logs": False,
         "log_state": {"job-master-0": "lm1-a"},
+        "deferred_at": 1_699_999_000.5,
     }
     assert set(arguments) == set(inspect.signature(AIHCJobTrigger).parameters)
     classpath, kwargs = AIHCJobTrigger(**arguments).serialize()
@@ -60,6 +61,7 @@ def test_defaults_serialize_as_plain_values() -> None:
         "cancel_on_kill": True,
         "stream_logs": True,
         "log_state": None,
+        "deferred_at": None,
     }
 
 

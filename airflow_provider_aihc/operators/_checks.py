@@ -1,0 +1,45 @@
+"""What is wrong with the create operator's input, found before anything is sent."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+#: Context keys a run without a logical date lacks (Airflow 3 manual, API, asset runs).
+LOGICAL_DATE_KEYS = ("ds", "ds_nodash", "ts", "ts_nodash", "logical_date", "data_interval")
+
+
+def template_problem(error: Exception) -> str:
+    """What is wrong with a template, with a hint when it needs a logical date."""
+    import jinja2
+
+    problem = f"template does not render: {error}"
+    if isinstance(error, jinja2.UndefinedError) and any(
+        f"'{key}" in str(error) for key in LOGICAL_DATE_KEYS
+    ):
+        problem += (
+            " (runs without a logical date have no ds, ts or logical_date: manual, API "
+            "and asset-triggered runs on Airflow 3; use run_id or dag_run.run_after)"
+        )
+    return problem
+
+
+def wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:
+    """What is wrong with the waiting parameters, as ``(parameter, problem)`` pairs."""
+    problems = []
+    if not _seconds(poll_interval) > 0:  # NaN compares False
+        problems.append(("poll_interval", f"must be seconds > 0, got {poll_interval!r}"))
+    if timeout is not None and not _seconds(timeout) >= 0:
+        problems.append(("timeout", f"must be seconds >= 0 or None, got {timeout!r}"))
+    return problems
+
+
+def _seconds(value: Any) -> float:
+    """``value`` as a finite number of seconds, else NaN (a bool, ``inf``, ``"abc"``, ...)."""
+    if isinstance(value, bool):
+        return math.nan
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return math.nan
+    return seconds if math.isfinite(seconds) else math.nan

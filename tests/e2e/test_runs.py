@@ -1,0 +1,184 @@
+"""Issue 12: every kind of run a user makes, as real DAG runs against the emulator.
+
+``runs_driver.py`` runs them in one Airflow process per set: each example DAG twice in a
+row (on Airflow 3 without a logical date, as manual, API and asset-triggered runs are),
+and the test DAGs of ``dags/series.py`` through clears and retries with the try numbers
+Airflow itself gives (``clear_task_instances``, then the scheduling loop of ``dag.test``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from e2e_paths import DAGS_DIR, EXAMPLES_DIR
+
+from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
+
+pytestmark = pytest.mark.dagrun
+
+DRIVER = Path(__file__).with_name("runs_driver.py")
+DRIVER_TIMEOUT = 600
+
+
+@dataclass(frozen=True)
+class Results:
+    """The driver's results by case id, and everything it printed."""
+
+    cases: dict[str, dict[str, Any]]
+    output: str
+
+    def runs(self, case_id: str) -> list[dict[str, Any]]:
+        case = self.cases.get(case_id)
+        assert case, f"no result for {case_id}:\n{self.output[-4000:]}"
+        assert case["error"] is None, case["error"]
+        return case["runs"]
+
+
+def _drive(folder: Path, case_set: str, tmp: Path) -> Results:
+    results = tmp / f"{case_set}.jsonl"
+    env = {
+        **os.environ,
+        "AIRFLOW__CORE__DAGS_FOLDER": str(folder),
+        "AIHC_EXAMPLE_POLL_SECONDS": "0.2",
+    }
+    done = subprocess.run(
+        [sys.executable, str(DRIVER), str(folder), case_set, str(results)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=DRIVER_TIMEOUT,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    cases = {}
+    for line in results.read_text().splitlines():
+        case = json.loads(line)
+        cases[case["id"]] = case
+    return Results(cases, output)
+
+
+@pytest.fixture(scope="session")
+def example_runs(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> Results:
+    return _drive(EXAMPLES_DIR, "examples", tmp_path_factory.mktemp("example-runs"))
+
+
+@pytest.fixture(scope="session")
+def series_runs(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> Results:
+    return _drive(DAGS_DIR, "series", tmp_path_factory.mktemp("series-runs"))
+
+
+def _train(run: dict[str, Any], task_id: str = "train") -> tuple[str, int, int]:
+    """``(state, try_number, max_tries)`` of the run's task instance ``task_id``."""
+    [(state, try_number, max_tries)] = [t[2:] for t in run["tis"] if t[0] == task_id]
+    return state, try_number, max_tries
+
+
+#: Jobs one run of each example creates.
+EXAMPLE_JOBS = {
+    "aihc_cleanup": 1,
+    "aihc_hyperparameter_sweep": 3,
+    "aihc_llama2_seed_job": 1,
+    "aihc_scheduled_retraining": 1,
+}
+
+
+@pytest.mark.parametrize("dag_id", sorted(EXAMPLE_JOBS))
+def test_every_example_succeeds_twice_in_a_row_without_a_logical_date(
+    example_runs: Results, dag_id: str
+) -> None:
+    """Regression (issue 12 §1, §2): without ``ds`` the retraining and seed examples failed
+    rendering their names, and a second run the same day asked for the name in use."""
+    first, second = example_runs.runs(dag_id)
+
+    assert [first["state"], second["state"]] == ["success", "success"]
+    assert first["run_id"] != second["run_id"]
+    if AIRFLOW_V_3_0_PLUS:
+        assert first["logical_date"] is None
+        assert second["logical_date"] is None
+    assert example_runs.cases[dag_id]["counts"]["CreateJob"] == 2 * EXAMPLE_JOBS[dag_id]
+    names = [job["name"] for job in second["jobs"]]  # the cleanup example deletes its job
+    assert (
+        len(names)
+        == len(set(names))
+        == (0 if dag_id == "aihc_cleanup" else 2 * EXAMPLE_JOBS[dag_id])
+    )
+
+
+def test_the_retraining_example_trains_on_the_run_date_without_ds(example_runs: Results) -> None:
+    _first, second = example_runs.runs("aihc_scheduled_retraining")
+    job = second["jobs"][-1]
+    envs = {env["name"]: env["value"] for env in job["body"]["jobSpec"]["envs"]}
+    assert envs["DATA_DATE"][:4].isdigit()
+    assert len(envs["DATA_DATE"]) == 10
+    assert f"/{envs['DATA_DATE']} " in job["body"]["jobSpec"]["command"]
+
+
+def test_a_task_without_a_job_logs_no_missing_link_xcom(
+    example_runs: Results, series_runs: Results
+) -> None:
+    """Regression (issue 12 §5): ``ERROR XCom not found key=_link_AIHCJobLink``."""
+    assert series_runs.runs("bad_priority")[0]["state"] == "failed"
+    for output in (example_runs.output, series_runs.output):
+        assert "_link_AIHCJobLink" not in output
+
+
+def test_clearing_a_succeeded_task_trains_again(series_runs: Results) -> None:
+    """Regression (issue 12 §3): the cleared task adopted the job that had succeeded."""
+    first, cleared = series_runs.runs("clear_succeeded")
+
+    assert _train(first) == ("success", 1, 2)
+    assert _train(cleared) == ("success", 2, 3)  # max_tries = try_number + retries
+    old, new = cleared["jobs"]
+    assert new["name"] == f"{old['name']}-s2"
+    assert (old["status"], new["status"]) == ("Succeeded", "Succeeded")
+    assert new["labels"]["airflow-try-number"] == "2"
+    assert series_runs.cases["clear_succeeded"]["counts"]["CreateJob"] == 2
+
+
+def test_after_a_clear_a_retry_adopts_the_job_of_its_own_series(series_runs: Results) -> None:
+    """Try 2 (the clear's) creates a job but loses the answer and cannot find it; try 3
+    finds that job, not the older series' job, and creates nothing."""
+    _first, cleared = series_runs.runs("clear_lost_answer")
+
+    assert _train(cleared) == ("success", 3, 3)
+    old, new = cleared["jobs"]
+    assert new["name"] == f"{old['name']}-s2"
+    assert series_runs.cases["clear_lost_answer"]["counts"]["CreateJob"] == 2
+    assert "Adopting AIHC job" in series_runs.output
+
+
+def test_bad_input_fails_at_the_first_try(series_runs: Results) -> None:
+    """Regression (issue 12 §4): a bad priority failed validation retries + 1 times."""
+    [run] = series_runs.runs("bad_priority")
+    assert _train(run) == ("failed", 1, 2)
+    assert series_runs.cases["bad_priority"]["counts"] == {}
+
+
+def test_a_name_another_run_holds_fails_at_the_first_try(series_runs: Results) -> None:
+    """Regression (issue 12 §2): the 409 was retried, 10 minutes for nothing."""
+    first, second = series_runs.runs("name_taken")
+    assert _train(first)[0] == "success"
+    assert _train(second) == ("failed", 1, 2)
+    assert "fixed-name" in series_runs.output
+    assert "another task instance" in series_runs.output
+
+
+def test_an_undefined_template_variable_fails_at_render_naming_the_field(
+    series_runs: Results,
+) -> None:
+    """Regression (issue 12 §1): ``{{ ds_nodash }}`` without a logical date failed with
+    jinja's UndefinedError after two retries."""
+    [run] = series_runs.runs("undefined_template")
+    assert _train(run) == ("failed", 1, 2)
+    # Airflow 3 runs without a logical date have no ds_nodash (the issue's own case)
+    missing = "ds_nodash" if AIRFLOW_V_3_0_PLUS else "no_such_value"
+    assert f"name: template does not render: '{missing}' is undefined" in series_runs.output
+    assert series_runs.cases["undefined_template"]["counts"] == {}
