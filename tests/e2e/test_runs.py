@@ -112,13 +112,19 @@ def test_every_example_succeeds_twice_in_a_row_without_a_logical_date(
     )
 
 
-def test_the_retraining_example_trains_on_the_run_date_without_ds(example_runs: Results) -> None:
+def test_the_retraining_example_keeps_each_run_apart_without_ds(example_runs: Results) -> None:
+    """Without ``ds`` each run of the data-aware retraining still writes its own checkpoints
+    (the output path comes from the run id) and reads the training-data asset's path."""
     _first, second = example_runs.runs("aihc_scheduled_retraining")
-    job = second["jobs"][-1]
-    envs = {env["name"]: env["value"] for env in job["body"]["jobSpec"]["envs"]}
-    assert envs["DATA_DATE"][:4].isdigit()
-    assert len(envs["DATA_DATE"]) == 10
-    assert f"/{envs['DATA_DATE']} " in job["body"]["jobSpec"]["command"]
+    outputs = []
+    for job in second["jobs"]:  # the emulator's jobs after both runs: one each
+        command = job["body"]["jobSpec"]["command"]
+        outputs.append(command.split("--output ")[1].split()[0])
+        sources = [source.get("sourcePath") for source in job["body"]["datasources"]]
+        assert "/datasets/clicks" in sources
+    assert len(outputs) == 2
+    assert outputs[0] != outputs[1]
+    assert all(output.startswith("/mnt/checkpoints/") for output in outputs)
 
 
 def test_a_task_without_a_job_logs_no_missing_link_xcom(
