@@ -205,6 +205,7 @@ def test_list_filters_give_the_same_jobs_on_both_dialects(
 
     assert sorted(j.name for j in hook.list_job_summaries(name_keyword="ab")) == ["ab-1", "ab-2"]
     assert [j.name for j in hook.list_jobs(name_keyword="ab", statuses=["Running"])] == ["ab-2"]
+    assert [j.name for j in hook.list_job_summaries(statuses="Running")] == ["ab-2"]
     running_or_not = hook.list_job_summaries(statuses=("Running", "Created", "Scheduled"))
     assert len(running_or_not) == 3
     assert [j.name for j in hook.list_job_summaries(name_keyword="zz")] == []
