@@ -37,7 +37,9 @@ class V1Dialect:
         """The endpoint's path with safe segments; ``resourcePoolId`` on job calls; no
         :data:`~airflow_provider_aihc.hooks.dialects.LIST_FILTERS` (v1 lists cannot filter)."""
         path = endpoint.path.format(**{k: check_path_id(k, v) for k, v in path_args.items()})
-        query = [(k, v) for k, v in params if k not in LIST_FILTERS]
+        query = list(params)
+        if endpoint.operation == "ListJobs":
+            query = [(k, v) for k, v in query if k not in LIST_FILTERS]
         if pool is not None:
             query.insert(0, ("resourcePoolId", pool))
             if queue_id and pool in QUEUE_ID_POOLS:
