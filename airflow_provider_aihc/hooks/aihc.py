@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
@@ -52,6 +53,7 @@ from airflow_provider_aihc.models.job import (
 )
 from airflow_provider_aihc.models.pool import Queue, QueueList, ResourcePool, ResourcePoolList
 from airflow_provider_aihc.models.request import CreateJobRequest
+from airflow_provider_aihc.models.status import JobStatus
 from airflow_provider_aihc.version_compat import BaseHook, aget_connection, mask_secret
 
 if TYPE_CHECKING:
@@ -223,6 +225,8 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         order: str | None = None,
         queue_id: str | None = None,
         created_after: datetime | None = None,
+        name_keyword: str | None = None,
+        statuses: Collection[str] | None = None,
     ) -> list[JobInfo]:
         """Every job in the pool (all pages), newest first unless ``order`` says otherwise.
 
@@ -232,15 +236,16 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         :param created_after: only jobs created at or after this aware datetime; paging
             (newest first by ``createdAt``) stops at the first older job, so a pool's long
             history is not read page by page.
+        :param name_keyword: only jobs whose name contains it.  ``api_version`` v2 asks the
+            server (``keyword``), so only those jobs are read; how v2 matches is not
+            documented, so pass what every wanted name *starts* with.  v1 cannot filter:
+            every page is read and filtered here.
+        :param statuses: only jobs in one of these statuses (``JobStatus`` values).  v2
+            asks the server when there is one; otherwise they are filtered here.
         """
+        where = _Where(created_after, name_keyword or None, _statuses(statuses))
         return self._list_all(
-            JobList.model_validate,
-            resource_pool_id,
-            queue,
-            order_by,
-            order,
-            queue_id,
-            created_after,
+            JobList.model_validate, resource_pool_id, queue, order_by, order, queue_id, where
         )
 
     def list_job_summaries(
@@ -250,18 +255,15 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         queue: str | None = None,
         queue_id: str | None = None,
         created_after: datetime | None = None,
+        name_keyword: str | None = None,
+        statuses: Collection[str] | None = None,
     ) -> list[JobSummary]:
         """:meth:`list_jobs`, newest first, each job read as a :class:`JobSummary` (id,
         name, status, labels, creation time): a pool of hundreds of jobs parses in a
-        fraction of the time."""
+        fraction of the time.  ``name_keyword`` and ``statuses`` filter as there."""
+        where = _Where(created_after, name_keyword or None, _statuses(statuses))
         return self._list_all(
-            JobSummaryList.model_validate,
-            resource_pool_id,
-            queue,
-            None,
-            None,
-            queue_id,
-            created_after,
+            JobSummaryList.model_validate, resource_pool_id, queue, None, None, queue_id, where
         )
 
     def _list_all(
@@ -272,23 +274,24 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         order_by: str | None,
         order: str | None,
         queue_id: str | None,
-        created_after: datetime | None,
+        where: _Where,
     ) -> list[J]:
-        if created_after is not None:
+        if where.created_after is not None:
             order_by, order = "createdAt", "desc"
+        filters = {"queue": queue, "orderBy": order_by, "order": order, **where.server_filters()}
         jobs: dict[str, J] = {}
         received = 0
         for page_no in range(1, LIST_MAX_PAGES + 1):
-            params = _list_params(page_no, queue=queue, orderBy=order_by, order=order)
+            params = _list_params(page_no, filters=filters)
             page = self._call(parse_page, LIST_JOBS, resource_pool_id, queue_id, params=params)
             # A job created between two pages shifts the others down one place: the
             # same job then arrives on both pages; keep its first sighting.
             older = False
             for job in page.jobs:
-                if created_after and job.created_at and job.created_at < created_after:
+                if where.is_older(job.created_at):
                     older = True
-                    continue
-                jobs.setdefault(job.job_id, job)
+                elif where.keeps(job.name, job.status):
+                    jobs.setdefault(job.job_id, job)
             received += len(page.jobs)
             if older or not page.jobs or received >= page.total:
                 break
@@ -676,9 +679,52 @@ def _masked(config: ConnectionConfig) -> ConnectionConfig:
     return config
 
 
-def _list_params(page_no: int, page_size: int | None = None, **filters: str | None) -> Params:
+@dataclass(frozen=True, slots=True)
+class _Where:
+    """What a job list keeps; the server applies what its dialect can, the hook the rest."""
+
+    created_after: datetime | None
+    name_keyword: str | None
+    statuses: frozenset[str] | None
+
+    def server_filters(self) -> dict[str, str | None]:
+        """:data:`~airflow_provider_aihc.hooks.dialects.LIST_FILTERS` to send (a dialect
+        that cannot filter drops them)."""
+        one = next(iter(self.statuses)) if self.statuses and len(self.statuses) == 1 else None
+        return {"keyword": self.name_keyword, "status": one}
+
+    def is_older(self, created_at: datetime | None) -> bool:
+        """Created before ``created_after``: paging (newest first) can stop."""
+        return bool(self.created_after and created_at and created_at < self.created_after)
+
+    def keeps(self, name: str, status: str) -> bool:
+        """Whether a job's name and status pass the filters."""
+        if self.name_keyword and self.name_keyword not in name:
+            return False
+        return self.statuses is None or status in self.statuses
+
+
+def _statuses(statuses: Collection[str] | None) -> frozenset[str] | None:
+    """The statuses to keep (a single string is one status).
+
+    :raises AIHCConfigError: naming ``statuses`` and the allowed values.
+    """
+    if statuses is None:
+        return None
+    wanted = frozenset([statuses] if isinstance(statuses, str) else statuses)
+    allowed = [status.value for status in JobStatus]
+    if not wanted or not wanted <= set(allowed):
+        raise AIHCConfigError(
+            f"statuses must name one or more of {', '.join(allowed)}; got {statuses!r}"
+        )
+    return wanted
+
+
+def _list_params(
+    page_no: int, page_size: int | None = None, filters: Mapping[str, str | None] | None = None
+) -> Params:
     size = LIST_PAGE_SIZE if page_size is None else page_size  # read now: tests shrink it
-    params = [(k, v) for k, v in filters.items() if v]
+    params = [(k, v) for k, v in (filters or {}).items() if v]
     return [*params, ("pageNo", str(page_no)), ("pageSize", str(size))]
 
 

@@ -120,7 +120,18 @@ class TaskIdentity:
             suffix += f"-r{generation + 1}"
         if not suffix:
             return base
-        return base[: NAME_MAX_LENGTH - len(suffix)].rstrip("-") + suffix
+        return _cut(base, len(suffix)) + suffix
+
+    def name_prefix(self, base: str) -> str:
+        """What the name of every job this task instance's tries so far may have created
+        from ``base`` starts with, whatever its series or generation: a lookup keyword.
+
+        A try creates at most one job name, so up to try ``n`` no series began after try
+        ``n`` and no series has more than ``n`` generations: every suffix is at most as long
+        as ``-s<n>-r<n>``, and :meth:`job_name` cuts ``base`` by at most that much.
+        """
+        tries = max(self.try_number, self.first_try)
+        return _cut(base, len(f"-s{tries}-r{tries}"))
 
     def client_token(self, generation: int) -> str:
         """An idempotency token for the series' ``generation``-th job."""
@@ -142,6 +153,12 @@ def first_try_number(ti: Any, retries: Any) -> int:
     if not isinstance(max_tries, int) or max_tries < 0:
         return 1
     return max(1, min(try_number, max_tries - int(retries or 0) + 1))
+
+
+def _cut(base: str, suffix_length: int) -> str:
+    """``base`` cut to leave room for a suffix within :data:`NAME_MAX_LENGTH` (no trailing
+    ``-``); a shorter cut is always a prefix of a longer one."""
+    return base[: NAME_MAX_LENGTH - suffix_length].rstrip("-")
 
 
 def label_value(value: str) -> str:

@@ -4,6 +4,10 @@ AIHC documents no idempotency token for training jobs, so the job's labels are t
 truth.  Before creating, and after any create whose outcome is unknown (no answer, 5xx, an
 unreadable answer), list the pool's jobs and look for the ones this task instance's current
 try series created (a clear starts a new series: the jobs of earlier series are history).
+The list asks for names starting with what every candidate's name starts with (the
+default name's stable prefix, or the very name after an unknown outcome): on
+``api_version`` v2 the server then answers with those jobs only, not the pool's; the
+labels still decide, never the name alone.
 A live or succeeded one is adopted; only when every job of the series ended badly is a
 fresh one created, under a new name.  A create is never re-sent while its first attempt
 might have landed and cannot be found; the deterministic name is a second guard, since AIHC
@@ -104,7 +108,7 @@ class JobSubmitter:
             raise
 
     def _submit(self, request: CreateJobRequest) -> SubmittedJob:
-        own = self.own_jobs(request.queue)
+        own = self.own_jobs(request.queue, name_keyword=self._series_keyword(request.name))
         for job in own:
             if not job.is_terminal or job.is_successful:
                 self.log.info(
@@ -122,16 +126,32 @@ class JobSubmitter:
             )
         return self._create(self._stamp(request, generation=len(own)), generation=len(own))
 
-    def own_jobs(self, queue: str | None) -> list[JobSummary]:
+    def own_jobs(self, queue: str | None, *, name_keyword: str | None = None) -> list[JobSummary]:
         """The jobs of this task instance's current try series, newest first (none predate
-        its run)."""
+        its run), told by their identity labels.
+
+        :param name_keyword: what the name of every job sought starts with: the server
+            (``api_version`` v2) then lists only jobs so named, not the whole pool.
+        """
         jobs = self.hook.list_job_summaries(
-            self.pool, queue=queue or None, created_after=self.identity.created_after
+            self.pool,
+            queue=queue or None,
+            created_after=self.identity.created_after,
+            name_keyword=name_keyword,
         )
         own = [job for job in jobs if self.identity.created_in_series(job.labels_dict)]
         return sorted(
             own, key=lambda job: job.created_at.timestamp() if job.created_at else 0.0, reverse=True
         )
+
+    def _series_keyword(self, name: str) -> str | None:
+        """What the name of every job the series created starts with, when every try
+        derives the same name: the task instance's default name.  A given name may be
+        rendered differently by each try (e.g. from ``ti.try_number``), so an earlier
+        try's job could be named otherwise: then every job is read (``None``)."""
+        if name != self.identity.default_name():
+            return None
+        return self.identity.name_prefix(name) or None
 
     def _stamp(self, request: CreateJobRequest, generation: int) -> CreateJobRequest:
         from airflow_provider_aihc.models.request import Label
@@ -176,7 +196,7 @@ class JobSubmitter:
         """After an unknown outcome: the job, if the create landed after all."""
         for lookup in range(LOOKUPS_AFTER_UNKNOWN):
             try:
-                jobs = self.own_jobs(request.queue)
+                jobs = self.own_jobs(request.queue, name_keyword=request.name)
             except (*OUTCOME_UNKNOWN, AIHCThrottledError) as err:
                 # No answer, 5xx, 429 or a garbled list tells nothing: look again.
                 self.log.warning("Looking for the job failed (%s)", err)
@@ -196,7 +216,7 @@ class JobSubmitter:
     def _name_taken(self, request: CreateJobRequest, error: AIHCApiError) -> SubmittedJob:
         """After a 409: adopt the job holding the name if this series created it (an earlier
         attempt landed unseen), else fail for good, naming who holds it."""
-        jobs = self.hook.list_job_summaries(self.pool)
+        jobs = self.hook.list_job_summaries(self.pool, name_keyword=request.name)
         holder = next((job for job in jobs if job.name == request.name), None)
         if holder is None:  # gone since: a retry may create it
             raise error

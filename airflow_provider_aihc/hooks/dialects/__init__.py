@@ -19,10 +19,14 @@ from typing import Any, Protocol
 from airflow_provider_aihc.exceptions import AIHCConfigError
 from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
 
-__all__ = ["JOBS_PATH", "Dialect", "check_path_id", "dialect_for"]
+__all__ = ["JOBS_PATH", "LIST_FILTERS", "Dialect", "check_path_id", "dialect_for"]
 
 #: v1 job endpoints start so; every job call, in either dialect, names a resource pool.
 JOBS_PATH = "/api/v1/aijobs"
+#: ListJobs arguments that narrow the list (a name ``keyword``, one ``status``): v2 sends
+#: them to the server, v1 has no such filters and drops them; the hook filters what it reads
+#: on either, so the answer is the same.
+LIST_FILTERS = ("keyword", "status")
 
 
 class Dialect(Protocol):

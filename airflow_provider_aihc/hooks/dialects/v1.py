@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
-from airflow_provider_aihc.hooks.dialects import check_path_id
+from airflow_provider_aihc.hooks.dialects import LIST_FILTERS, check_path_id
 
 #: Pools whose job calls also need ``queueID`` (bce-sdk-go ``SERVERLESS_CLUSTER``/``BHCMP``).
 QUEUE_ID_POOLS = frozenset({"aihc-serverless", "aihc-bhcmp"})
@@ -34,9 +34,12 @@ class V1Dialect:
         body: Any,
         path_args: Mapping[str, str],
     ) -> ApiRequest:
-        """The endpoint's path with safe segments; ``resourcePoolId`` on job calls."""
+        """The endpoint's path with safe segments; ``resourcePoolId`` on job calls; no
+        :data:`~airflow_provider_aihc.hooks.dialects.LIST_FILTERS` (v1 lists cannot filter)."""
         path = endpoint.path.format(**{k: check_path_id(k, v) for k, v in path_args.items()})
         query = list(params)
+        if endpoint.operation == "ListJobs":
+            query = [(k, v) for k, v in query if k not in LIST_FILTERS]
         if pool is not None:
             query.insert(0, ("resourcePoolId", pool))
             if queue_id and pool in QUEUE_ID_POOLS:

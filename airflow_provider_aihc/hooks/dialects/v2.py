@@ -13,7 +13,10 @@ and names the queue twice: ``queue`` in the body and ``queueID`` in the query (t
 ``default`` (the self-managed pools' default queue: v2 wants a queueID on them and a job
 id alone does not name its queue; a job in another queue of a self-managed pool needs
 ``queue_id``); pools are listed with ``resourcePoolType=common`` (the managed pool is
-addressed as ``aihc-serverless``).
+addressed as ``aihc-serverless``).  ``DescribeJobs`` sends the hook's list filters as
+``keyword`` (with ``keywordType: name``) and ``status`` (documented); how ``keyword``
+matches is not (a substring is inferred), so the hook filters the answer again and its
+callers pick keywords that every name they look for starts with.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
-from airflow_provider_aihc.hooks.dialects import check_path_id
+from airflow_provider_aihc.hooks.dialects import LIST_FILTERS, check_path_id
 from airflow_provider_aihc.hooks.dialects.v1 import encode
 
 JOB_HEADERS = (("X-API-Version", "v2"),)
@@ -68,7 +71,9 @@ class Action:
 
 
 def _list_jobs(a: Args) -> dict[str, Any]:
-    filters = {k: a.params.get(k) for k in ("queue", "orderBy", "order")}
+    filters = {k: a.params.get(k) for k in ("queue", "orderBy", "order", *LIST_FILTERS)}
+    if filters["keyword"]:
+        filters["keywordType"] = "name"
     return {**{k: v for k, v in filters.items() if v}, **a.page()}
 
 
