@@ -156,6 +156,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
                 cancel_on_kill=False,
                 stream_logs=self.stream_logs,
                 log_state=log_state,
+                deferred_at=time.time(),  # a takeover resumes the log near where it stopped
             ),
             method_name=DEFER_METHOD_NAME,
         )

@@ -178,6 +178,26 @@ def test_deferrable_checks_once_then_defers_carrying_the_log_position(
     assert aihc_emulator.backend.count("GetJob") == 1
 
 
+def test_deferral_tells_the_trigger_when_so_a_takeover_resumes_the_log(
+    aihc_emulator: EmulatorServer, create: Callable[..., str], context: dict[str, Any]
+) -> None:
+    job_id = create("deferred-at")
+    aihc_emulator.backend.set_status(job_id, "Running")
+    before = time.time()
+    with pytest.raises(TaskDeferred) as deferred:
+        sensor(job_id, deferrable=True, timeout=600).poke(context)
+    trigger = deferred.value.trigger
+    assert isinstance(trigger, AIHCJobTrigger)
+    assert trigger.deferred_at is not None
+    assert before <= trigger.deferred_at <= time.time()
+    # What the takeover rule needs: long after the deferral, the log resumes near the
+    # takeover, not from the first line.
+    trigger.deferred_at -= 3600
+    resumes = trigger._log_resume_point()
+    assert resumes is not None
+    assert resumes > trigger.deferred_at + 3000
+
+
 def test_deferrable_on_an_ended_job_finishes_without_deferring(
     aihc_emulator: EmulatorServer, create: Callable[..., str], context: dict[str, Any]
 ) -> None:
