@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_provider_aihc.links.aihc import AIHCJobLink
+from airflow_provider_aihc.operators._sealed import SealedAttribute
 from airflow_provider_aihc.version_compat import (
     BaseOperator,
     Context,
@@ -142,6 +143,11 @@ class AIHCCreateJobOperator(BaseOperator):
     }
     operator_extra_links = (AIHCJobLink(),)
     ui_color = "#2468f2"
+    # Parameters that may carry secrets: plain attributes kept out of the instance
+    # ``__dict__``, which OpenLineage's full task info lists (operators/_sealed.py says why).
+    envs = SealedAttribute()
+    image_config = SealedAttribute()
+    body = SealedAttribute()
 
     def __init__(
         self,
