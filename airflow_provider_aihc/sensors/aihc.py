@@ -35,7 +35,10 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
     on ``Failed``, ``Stopped`` or ``ManualTermination`` (skip instead with ``soft_fail``).
 
     The sensor's XCom return value is the job id.  It never stops the job: it only watches
-    (a timeout fails the sensor and leaves the job running).
+    (a timeout fails the sensor and leaves the job running).  Input no retry can fix (an
+    undefined or unusable connection, an unusable job id or pool, a job id pulled from a
+    missing XCom) fails the task before any request, without retries, ``soft_fail`` or
+    not; AIHC's transient errors (no answer, 5xx, 429) only delay the next poke.
 
     Modes:
 
@@ -79,6 +82,9 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         self.stream_logs = stream_logs
         self._watch: JobWatch | None = None
         self._link_stored = False
+        self._input_checked = False
+        #: Whether :meth:`poke` refused the input (so no job link was stored).
+        self.input_refused = False
 
     @cached_property
     def hook(self) -> AIHCHook:
@@ -107,13 +113,18 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             )
         return self._watch
 
+    def execute(self, context: Context) -> Any:
+        """Check the input first, outside Airflow's sensor loop, which would turn its
+        failure into a skip under ``soft_fail``; then sense as usual."""
+        self._check_input()
+        return super().execute(context)
+
     def poke(self, context: Context) -> bool | PokeReturnValue:
         """One status check: logs the status when it changes and the new log lines;
         deferrable, it hands the wait to the triggerer after this first check."""
         from airflow_provider_aihc.watch import drive
 
-        if self._watch is None:
-            self._check_input()
+        self._check_input()
         if not self._link_stored:
             AIHCJobLink.persist(context, self.hook.config.base_url, self.job_id, self.job_pool)
             self._link_stored = True
@@ -134,6 +145,8 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
 
         :raises AIHCValidationError: naming each bad field; the task fails without retries.
         """
+        if self._input_checked:
+            return
         from airflow_provider_aihc.exceptions import AIHCValidationError
         from airflow_provider_aihc.hooks.aihc import check_path_id
         from airflow_provider_aihc.operators._checks import connection_problems
@@ -150,7 +163,9 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             interval = self.poke_interval
             problems.append(("poke_interval", f"must be seconds > 0 to defer, got {interval!r}"))
         if problems:
+            self.input_refused = True  # no link was stored: the link is absent, quietly
             raise AIHCValidationError(problems)
+        self._input_checked = True
 
     def _defer(self, log_state: dict[str, str]) -> None:
         from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger

@@ -38,8 +38,14 @@ with _dag("series_fixed_name"):
 with _dag("series_undefined_template"):  # ds_nodash: missing without a logical date
     AIHCCreateJobOperator(task_id="train", name="job-{{ ds_nodash }}{{ no_such_value }}", **JOB)
 
-with _dag("series_sensor_no_connection"):  # nobody defined aihc_nowhere
-    AIHCJobSensor(task_id="wait", job_id="pytorchjob-1", aihc_conn_id="aihc_nowhere", **RETRIES)
+with _dag("series_sensor_no_connection"):  # nobody defined aihc_nowhere; fails, not skips
+    AIHCJobSensor(
+        task_id="wait",
+        job_id="pytorchjob-1",
+        aihc_conn_id="aihc_nowhere",
+        soft_fail=True,
+        **RETRIES,
+    )
 
 with _dag("series_sensor_missing_xcom"):  # "train" pushed nothing: the id renders "None"
     AIHCJobSensor(task_id="wait", job_id="{{ ti.xcom_pull(task_ids='train') }}", **RETRIES)

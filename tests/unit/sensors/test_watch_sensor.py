@@ -293,3 +293,14 @@ def test_a_missing_xcom_is_named_as_such(
         AIHCValidationError, match="job_id: is 'None': the XCom it pulls is missing"
     ):
         sensor("None").poke(context)
+
+
+def test_soft_fail_does_not_skip_input_no_retry_can_fix(
+    aihc_emulator: EmulatorServer, context: dict[str, Any]
+) -> None:
+    """Airflow's sensor loop turns an AirflowFailException from ``poke`` into a skip under
+    ``soft_fail``: a missing connection is a mistake to fix, not a run to skip."""
+    watcher = sensor("pytorchjob-1", aihc_conn_id="aihc_nowhere", soft_fail=True)
+    with pytest.raises(AIHCValidationError, match="'aihc_nowhere' is not defined"):
+        watcher.execute(context)
+    assert aihc_emulator.backend.requests == []
