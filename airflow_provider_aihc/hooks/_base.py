@@ -9,7 +9,9 @@ are shared by the sync (``requests``) and async (``aiohttp``) senders of
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +64,14 @@ DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
 DEFAULT_MAX_RETRIES = 5
 #: The API generations a connection's extra ``api_version`` may name (``hooks/dialects``).
 API_VERSIONS = ("v1", "v2")
+#: The longest wrong extra value an error message repeats (a region name fits, a key not).
+SHOWN_TEXT_MAX = 12
+#: The number extras: ``(name, default, whole numbers only)``.
+NUMBER_EXTRAS: tuple[tuple[str, float, bool], ...] = (
+    ("timeout", DEFAULT_TIMEOUT_SECONDS, False),
+    ("connect_timeout", DEFAULT_CONNECT_TIMEOUT_SECONDS, False),
+    ("max_retries", DEFAULT_MAX_RETRIES, True),
+)
 
 Params = Sequence[tuple[str, str | None]]
 
@@ -157,28 +167,22 @@ def config_from_connection(conn: Any) -> ConnectionConfig:
     if not conn.password:
         problems.append("password (the Secret Access Key) is empty")
     try:
-        base_url = _base_url(conn.host, conn.port, extra.get("region"))
+        region = _choice_extra(extra, "region", tuple(REGION_HOSTS)) if not conn.host else None
+        base_url = _base_url(conn.host, conn.port, region)
     except AIHCConfigError as err:
         problems.append(str(err))
         base_url = ""
     numbers: dict[str, float] = {}
-    for key, default in (
-        ("timeout", DEFAULT_TIMEOUT_SECONDS),
-        ("connect_timeout", DEFAULT_CONNECT_TIMEOUT_SECONDS),
-        ("max_retries", DEFAULT_MAX_RETRIES),
-    ):
+    api_version = "v1"
+    for key, default, whole in NUMBER_EXTRAS:
         try:
-            numbers[key] = float(extra.get(key, default))
-            if numbers[key] < 0:
-                raise ValueError
-        except (TypeError, ValueError):
-            problems.append(f"extra {key} must be a non-negative number, got {extra[key]!r}")
-    api_version = str(extra.get("api_version") or "v1").strip().lower()
-    if api_version not in API_VERSIONS:
-        problems.append(
-            f"extra api_version must be one of {', '.join(API_VERSIONS)}, "
-            f"got {extra.get('api_version')!r}"
-        )
+            numbers[key] = _number_extra(extra, key, default, whole=whole)
+        except AIHCConfigError as err:
+            problems.append(str(err))
+    try:
+        api_version = _choice_extra(extra, "api_version", API_VERSIONS) or "v1"
+    except AIHCConfigError as err:
+        problems.append(str(err))
     if problems:
         raise AIHCConfigError(f"AIHC connection {conn.conn_id!r}: " + "; ".join(problems))
     return ConnectionConfig(
@@ -214,13 +218,59 @@ def header_problems(conn: Any, extra: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _number_extra(extra: Mapping[str, Any], key: str, default: float, *, whole: bool) -> float:
+    """A number extra: empty (absent, ``null``, ``""``, as connection forms save a field
+    left blank) means ``default``.
+
+    :raises AIHCConfigError: naming the extra and what it may be.
+    """
+    value = extra.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return default
+    number = math.nan
+    if not isinstance(value, bool):
+        with contextlib.suppress(TypeError, ValueError, OverflowError):
+            number = float(value)
+    if math.isfinite(number) and number >= 0 and (number.is_integer() or not whole):
+        return number
+    allowed = "a whole number >= 0" if whole else "a number of seconds >= 0"
+    raise AIHCConfigError(
+        f"extra {key} must be {allowed}, or empty for the default {default:g}; got {_shown(value)}"
+    )
+
+
+def _choice_extra(extra: Mapping[str, Any], key: str, allowed: Sequence[str]) -> str | None:
+    """A choice extra, trimmed and lowercased; ``None`` when empty (absent, ``null``, ``""``).
+
+    :raises AIHCConfigError: naming the extra and the values it may take.
+    """
+    value = extra.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, str) and value.strip().lower() in allowed:
+        return value.strip().lower()
+    raise AIHCConfigError(
+        f"extra {key} must be one of {', '.join(allowed)}, or empty; got {_shown(value)}"
+    )
+
+
+def _shown(value: object) -> str:
+    """A wrong extra's value for an error message: numbers and short text as they are;
+    anything longer only by its type and length (it may be a key or token pasted into the
+    wrong field)."""
+    if isinstance(value, bool | int | float) or (
+        isinstance(value, str) and len(value) <= SHOWN_TEXT_MAX
+    ):
+        return repr(value)
+    length = f" of {len(value)} characters" if isinstance(value, str) else ""
+    return f"a {type(value).__name__}{length}"
+
+
 def _base_url(host: str | None, port: int | None, region: str | None) -> str:
     if not host:
         if not region:
-            raise AIHCConfigError("host is empty and extra region is not set")
-        if region not in REGION_HOSTS:
             raise AIHCConfigError(
-                f"extra region must be one of {', '.join(sorted(REGION_HOSTS))}; got {region!r}"
+                f"host is empty and extra region is not set (one of {', '.join(REGION_HOSTS)})"
             )
         host = REGION_HOSTS[region]
     if "://" not in host:

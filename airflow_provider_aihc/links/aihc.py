@@ -61,10 +61,13 @@ class AIHCJobLink(BaseOperatorLink):  # type: ignore[misc]
 
         Airflow 3 calls this in the task's own process as the task ends (``ti_key`` is then
         the running task instance, whose ``task`` is ``operator``).  There the operator
-        knows whether it has a job (its ``job_id``); without one the link is absent and
-        the XCom is not read, which would log an ``XCom not found`` error.
+        knows whether it stored no link: a create operator without a job (its ``job_id``),
+        a sensor that refused its input (its ``input_refused``); then the link is absent
+        and the XCom is not read, which would log an ``XCom not found`` error.
         """
-        if getattr(ti_key, "task", None) is operator and getattr(operator, "job_id", "") is None:
+        if getattr(ti_key, "task", None) is operator and (
+            getattr(operator, "job_id", "") is None or getattr(operator, "input_refused", False)
+        ):
             return ""
         url = get_xcom_value(ti_key, self.XCOM_KEY)
         return url if isinstance(url, str) else ""

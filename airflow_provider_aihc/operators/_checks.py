@@ -1,9 +1,13 @@
-"""What is wrong with the create operator's input, found before anything is sent."""
+"""What is wrong with a task's input (the create operator's, the sensor's), found before
+anything is sent."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 #: Context keys a run without a logical date lacks (Airflow 3 manual, API, asset runs).
 LOGICAL_DATE_KEYS = ("ds", "ds_nodash", "ts", "ts_nodash", "logical_date", "data_interval")
@@ -22,6 +26,21 @@ def template_problem(error: Exception) -> str:
             "and asset-triggered runs on Airflow 3; use run_id or dag_run.run_after)"
         )
     return problem
+
+
+def connection_problems(hook: AIHCHook) -> list[tuple[str, str]]:
+    """What is wrong with the task's connection, as ``("aihc_conn_id", problem)``: it is not
+    defined, or a field of it cannot work.  Empty when the connection is usable."""
+    from airflow_provider_aihc.exceptions import AIHCConfigError
+    from airflow_provider_aihc.version_compat import AirflowNotFoundException
+
+    try:
+        hook.config  # noqa: B018 - reads the connection; names what is unusable
+    except AIHCConfigError as err:
+        return [("aihc_conn_id", str(err))]
+    except AirflowNotFoundException:
+        return [("aihc_conn_id", f"connection {hook.aihc_conn_id!r} is not defined")]
+    return []
 
 
 def wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:

@@ -16,8 +16,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_provider_aihc.links.aihc import AIHCJobLink
+from airflow_provider_aihc.operators._sealed import SealedAttribute
 from airflow_provider_aihc.version_compat import (
-    AirflowNotFoundException,
     BaseOperator,
     Context,
     conf,
@@ -143,6 +143,11 @@ class AIHCCreateJobOperator(BaseOperator):
     }
     operator_extra_links = (AIHCJobLink(),)
     ui_color = "#2468f2"
+    # Parameters that may carry secrets: plain attributes kept out of the instance
+    # ``__dict__``, which OpenLineage's full task info lists (operators/_sealed.py says why).
+    envs = SealedAttribute()
+    image_config = SealedAttribute()
+    body = SealedAttribute()
 
     def __init__(
         self,
@@ -286,7 +291,7 @@ class AIHCCreateJobOperator(BaseOperator):
         """
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
         from airflow_provider_aihc.models.build import build_create_request
-        from airflow_provider_aihc.operators._checks import wait_problems
+        from airflow_provider_aihc.operators._checks import connection_problems, wait_problems
 
         errors: list[tuple[str, str]] = []
         request = None
@@ -302,13 +307,9 @@ class AIHCCreateJobOperator(BaseOperator):
             # Checked now, not when the wait starts: by then the job exists and would be
             # left running by the task's failure.
             errors.extend(wait_problems(self.poll_interval, self.timeout))
-        try:
-            self.hook.config  # noqa: B018 - reads the connection; names it when unusable
-        except AIHCConfigError as err:
-            errors.append(("aihc_conn_id", str(err)))
-        except AirflowNotFoundException:
-            errors.append(("aihc_conn_id", f"connection {self.aihc_conn_id!r} is not defined"))
-        else:
+        connection = connection_problems(self.hook)
+        errors.extend(connection)
+        if not connection:
             try:
                 pool = self.hook.resource_pool(self.resource_pool_id or None)
             except AIHCConfigError as err:

@@ -6,7 +6,7 @@ AIHC actions used: GetJob, GetPodLogs, GetJobEvents (a failed job's reason).
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from airflow_provider_aihc.watch import JobEvent, JobWatch
 
 DEFER_METHOD_NAME = "execute_complete"
+MISSING_XCOM = "the XCom it pulls is missing (a wrong task_ids or key, or that task pushed nothing)"
 
 
 class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
@@ -34,7 +35,10 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
     on ``Failed``, ``Stopped`` or ``ManualTermination`` (skip instead with ``soft_fail``).
 
     The sensor's XCom return value is the job id.  It never stops the job: it only watches
-    (a timeout fails the sensor and leaves the job running).
+    (a timeout fails the sensor and leaves the job running).  Input no retry can fix (an
+    undefined or unusable connection, an unusable job id or pool, a job id pulled from a
+    missing XCom) fails the task before any request, without retries, ``soft_fail`` or
+    not; AIHC's transient errors (no answer, 5xx, 429) only delay the next poke.
 
     Modes:
 
@@ -78,6 +82,9 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         self.stream_logs = stream_logs
         self._watch: JobWatch | None = None
         self._link_stored = False
+        self._input_checked = False
+        #: Whether :meth:`poke` refused the input (so no job link was stored).
+        self.input_refused = False
 
     @cached_property
     def hook(self) -> AIHCHook:
@@ -106,13 +113,18 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             )
         return self._watch
 
+    def execute(self, context: Context) -> Any:
+        """Check the input first, outside Airflow's sensor loop, which would turn its
+        failure into a skip under ``soft_fail``; then sense as usual."""
+        self._check_input()
+        return super().execute(context)
+
     def poke(self, context: Context) -> bool | PokeReturnValue:
         """One status check: logs the status when it changes and the new log lines;
         deferrable, it hands the wait to the triggerer after this first check."""
         from airflow_provider_aihc.watch import drive
 
-        if self._watch is None:
-            self._check_ids()
+        self._check_input()
         if not self._link_stored:
             AIHCJobLink.persist(context, self.hook.config.base_url, self.job_id, self.job_pool)
             self._link_stored = True
@@ -126,21 +138,34 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             drive(watch.logs.tail_flow(watch.pod_names), self.hook)
         return PokeReturnValue(is_done=True, xcom_value=self._finish(event))
 
-    def _check_ids(self) -> None:
-        """Refuse a job id or pool that cannot be a path segment, before any request."""
-        from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
-        from airflow_provider_aihc.hooks.aihc import check_path_id
+    def _check_input(self) -> None:
+        """Refuse what no retry makes valid, before any request: an undefined or unusable
+        connection, a job id or pool that cannot be a path segment (or no pool at all), a
+        job id pulled from a missing XCom, a deferral without a poll interval.
 
-        problems = []
-        for name, value in (("job_id", self.job_id), ("resource_pool_id", self.job_pool)):
-            if value is None and name == "resource_pool_id":
-                continue
-            try:
-                check_path_id(name, value)
-            except AIHCConfigError as err:
-                problems.append((name, str(err)))
+        :raises AIHCValidationError: naming each bad field; the task fails without retries.
+        """
+        if self._input_checked:
+            return
+        from airflow_provider_aihc.exceptions import AIHCValidationError
+        from airflow_provider_aihc.hooks.aihc import check_path_id
+        from airflow_provider_aihc.operators._checks import connection_problems
+
+        problems = connection_problems(self.hook)
+        connection_usable = not problems
+        if self.job_id in (None, "None"):  # how a template renders a missing XCom
+            problems.append(("job_id", f"is {self.job_id!r}: {MISSING_XCOM}"))
+        else:
+            problems += _config_problem("job_id", lambda: check_path_id("job_id", self.job_id))
+        if connection_usable:  # the default pool is the connection's
+            problems += _config_problem("resource_pool_id", lambda: self.job_pool)
+        if self.deferrable and not self.poke_interval > 0:
+            interval = self.poke_interval
+            problems.append(("poke_interval", f"must be seconds > 0 to defer, got {interval!r}"))
         if problems:
+            self.input_refused = True  # no link was stored: the link is absent, quietly
             raise AIHCValidationError(problems)
+        self._input_checked = True
 
     def _defer(self, log_state: dict[str, str]) -> None:
         from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
@@ -156,6 +181,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
                 cancel_on_kill=False,
                 stream_logs=self.stream_logs,
                 log_state=log_state,
+                deferred_at=time.time(),  # a takeover resumes the log near where it stopped
             ),
             method_name=DEFER_METHOD_NAME,
         )
@@ -191,6 +217,17 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         return job_lineage(
             self.hook, self.job_id, self.job_pool, self.outlets, with_inputs=False, log=self.log
         )
+
+
+def _config_problem(name: str, read: Callable[[], object]) -> list[tuple[str, str]]:
+    """``[(name, problem)]`` when ``read`` raises an ``AIHCConfigError``, else ``[]``."""
+    from airflow_provider_aihc.exceptions import AIHCConfigError
+
+    try:
+        read()
+    except AIHCConfigError as err:
+        return [(name, str(err))]
+    return []
 
 
 def _seconds(value: float | timedelta) -> float:

@@ -47,6 +47,8 @@ SERIES = {
     "bad_priority": ("series_bad_priority", ["run"]),
     "name_taken": ("series_fixed_name", ["run", "run"]),
     "undefined_template": ("series_undefined_template", ["run"]),
+    "sensor_no_connection": ("series_sensor_no_connection", ["run"]),
+    "sensor_missing_xcom": ("series_sensor_missing_xcom", ["run"]),
 }
 #: The create lands but its answer is lost, and the lookups after it fail: the try cannot
 #: tell, fails, and its retry must find the job of *its* series.

@@ -220,3 +220,28 @@ def test_data_update_then_retraining_joins_data_training_and_model(aihc_emulator
     promote = events.end("aihc_scheduled_retraining", "promote")
     assert _datasets(promote["outputs"]) == [("pfs://pfs-7xWeAt", "/models/clicks-ranker")]
     assert events.leaks() == []
+
+
+def test_full_task_info_carries_no_secret(aihc_emulator, run_dag, events):
+    """Regression: with ``include_full_task_info``, Airflow's ``airflow`` run facet listed
+    every operator attribute, and the START and COMPLETE events carried the secret envs and
+    the registry password (the provider's redaction does not see what a task renders)."""
+    env = _transport(events, AIRFLOW__OPENLINEAGE__INCLUDE_FULL_TASK_INFO="True")
+
+    run = run_dag("lineage_kinds", env=env)
+
+    assert run.succeeded, run.output[-4000:]
+    [job] = aihc_emulator.backend.jobs()
+    assert job["body"]["jobSpec"]["imageConfig"]["password"] == REGISTRY_PASSWORD  # was sent
+    [start, end] = [e for e in events.all() if e["job"]["name"] == "lineage_kinds.train"]
+    assert (start["eventType"], end["eventType"]) == ("START", "COMPLETE")
+    for event in (start, end):
+        task = event["run"]["facets"]["airflow"]["task"]
+        # The full task info, not the short one: attributes no short list names are there.
+        assert (task["poll_interval"], task["name"], task["aihc_conn_id"]) == (
+            0.2,
+            "lineage-kinds",
+            "aihc_default",
+        )
+        assert not {"envs", "image_config", "body"} & set(task)
+    assert events.leaks() == []

@@ -188,3 +188,21 @@ def test_an_undefined_template_variable_fails_at_render_naming_the_field(
     missing = "ds_nodash" if AIRFLOW_V_3_0_PLUS else "no_such_value"
     assert f"name: template does not render: '{missing}' is undefined" in series_runs.output
     assert series_runs.cases["undefined_template"]["counts"] == {}
+
+
+@pytest.mark.parametrize(
+    ("case_id", "says"),
+    [
+        ("sensor_no_connection", "aihc_conn_id: connection 'aihc_nowhere' is not defined"),
+        ("sensor_missing_xcom", "job_id: is 'None': the XCom it pulls is missing"),
+    ],
+)
+def test_a_sensor_with_input_no_retry_fixes_fails_at_the_first_try(
+    series_runs: Results, case_id: str, says: str
+) -> None:
+    """Regression: the sensor retried a missing connection (Airflow's own
+    AirflowNotFoundException) and a job id pulled from a missing XCom (a 404 each poke)."""
+    [run] = series_runs.runs(case_id)
+    assert _train(run, "wait") == ("failed", 1, 2)
+    assert says in series_runs.output
+    assert series_runs.cases[case_id]["counts"] == {}

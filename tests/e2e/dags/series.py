@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from _compat import DAG
 
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
+from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
 
 JOB = {
     "image": "registry.example/trainer:1",
@@ -15,6 +16,7 @@ JOB = {
     "retry_delay": timedelta(seconds=0),
 }
 WAIT = {"wait_for_completion": True, "poll_interval": 0.05}
+RETRIES = {"retries": 2, "retry_delay": timedelta(seconds=0), "poke_interval": 0.05}
 
 
 def _dag(dag_id: str) -> DAG:
@@ -35,3 +37,15 @@ with _dag("series_fixed_name"):
 
 with _dag("series_undefined_template"):  # ds_nodash: missing without a logical date
     AIHCCreateJobOperator(task_id="train", name="job-{{ ds_nodash }}{{ no_such_value }}", **JOB)
+
+with _dag("series_sensor_no_connection"):  # nobody defined aihc_nowhere; fails, not skips
+    AIHCJobSensor(
+        task_id="wait",
+        job_id="pytorchjob-1",
+        aihc_conn_id="aihc_nowhere",
+        soft_fail=True,
+        **RETRIES,
+    )
+
+with _dag("series_sensor_missing_xcom"):  # "train" pushed nothing: the id renders "None"
+    AIHCJobSensor(task_id="wait", job_id="{{ ti.xcom_pull(task_ids='train') }}", **RETRIES)

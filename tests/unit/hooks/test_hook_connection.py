@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -229,3 +230,81 @@ def test_extra_numbers_are_read(set_conn: Callable[..., None]) -> None:
     set_conn(extra={"timeout": "2.5", "connect_timeout": 1, "max_retries": "0"})
     config = AIHCHook().config
     assert (config.timeout, config.connect_timeout, config.max_retries) == (2.5, 1.0, 0)
+
+
+SECONDS = "extra timeout must be a number of seconds >= 0, or empty for the default 60; got"
+
+
+def _set_extra(monkeypatch: pytest.MonkeyPatch, host: str | None, **extra: object) -> None:
+    """The connection as a form saves it: blank optional fields as ``null`` or ``""``."""
+    conn = {"conn_type": "aihc", "login": AK, "password": SK, "host": host, "extra": extra}
+    monkeypatch.setenv("AIRFLOW_CONN_AIHC_FORM", json.dumps(conn))
+
+
+@pytest.mark.parametrize("blank", [None, "", "  "])
+def test_blank_optional_extras_take_their_defaults(
+    monkeypatch: pytest.MonkeyPatch, aihc_emulator: EmulatorServer, blank: object
+) -> None:
+    fields = ("timeout", "connect_timeout", "max_retries", "api_version", "region")
+    _set_extra(monkeypatch, aihc_emulator.url, **dict.fromkeys(fields, blank))
+    hook = AIHCHook("aihc_form")
+    config = hook.config
+    assert (config.timeout, config.connect_timeout, config.max_retries) == (60.0, 10.0, 5)
+    assert config.api_version == "v1"
+    assert hook.test_connection()[0] is True
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({"timeout": "soon"}, f"{SECONDS} 'soon'"),
+        ({"connect_timeout": "inf"}, "extra connect_timeout must be a number of seconds >= 0"),
+        ({"timeout": "nan"}, "extra timeout must be a number of seconds >= 0"),
+        ({"timeout": [30]}, f"{SECONDS} a list"),
+        (
+            {"max_retries": 2.5},
+            "extra max_retries must be a whole number >= 0, or empty for the default 5; got 2.5",
+        ),
+        ({"max_retries": True}, "extra max_retries must be a whole number >= 0"),
+        ({"max_retries": -1}, "extra max_retries must be a whole number >= 0"),
+        ({"api_version": "v3"}, "extra api_version must be one of v1, v2, or empty; got 'v3'"),
+        ({"api_version": 2}, "extra api_version must be one of v1, v2, or empty; got 2"),
+    ],
+)
+def test_a_wrong_extra_is_named_with_what_is_allowed(
+    monkeypatch: pytest.MonkeyPatch,
+    aihc_emulator: EmulatorServer,
+    extra: dict[str, object],
+    expected: str,
+) -> None:
+    _set_extra(monkeypatch, aihc_emulator.url, **extra)
+    hook = AIHCHook("aihc_form")
+    with pytest.raises(AIHCConfigError) as raised:
+        hook.get_job("pytorchjob-1")
+    assert expected in str(raised.value)
+    assert total_requests(aihc_emulator) == 0
+
+
+@pytest.mark.parametrize("region", ["mars-1", ["cn-beijing"], 7])
+def test_a_wrong_region_lists_the_regions(
+    monkeypatch: pytest.MonkeyPatch, aihc_emulator: EmulatorServer, region: object
+) -> None:
+    _set_extra(monkeypatch, "", region=region)
+    with pytest.raises(AIHCConfigError) as raised:
+        _ = AIHCHook("aihc_form").config
+    text = str(raised.value)
+    assert "extra region must be one of cn-beijing, cn-baoding," in text
+    assert "cn-yangquan, or empty; got" in text
+
+
+def test_a_secret_pasted_into_a_number_field_is_not_shown(
+    monkeypatch: pytest.MonkeyPatch, aihc_emulator: EmulatorServer
+) -> None:
+    _set_extra(monkeypatch, "", timeout=SK, region=TOKEN + "x" * 20)
+    with pytest.raises(AIHCConfigError) as raised:
+        _ = AIHCHook("aihc_form").config
+    text = str(raised.value)
+    assert f"{SECONDS} a str of {len(SK)} characters" in text
+    assert "extra region must be one of" in text
+    assert SK not in text
+    assert TOKEN not in text

@@ -170,5 +170,7 @@ def test_what_v2_cannot_say_is_refused_before_any_request(
 
 def test_a_bad_api_version_names_the_extra(set_conn: ConnSetter) -> None:
     set_conn(extra={"api_version": "v3"})
-    with pytest.raises(AIHCConfigError, match=r"api_version must be one of v1, v2, got 'v3'"):
+    with pytest.raises(
+        AIHCConfigError, match=r"api_version must be one of v1, v2, or empty; got 'v3'"
+    ):
         AIHCHook().config  # noqa: B018

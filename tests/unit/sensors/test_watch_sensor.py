@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from typing import Any
@@ -9,14 +10,18 @@ from typing import Any
 import pytest
 from watch_helpers import POOL, log_lines
 
-from airflow_provider_aihc.emulator import scenarios
+from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, scenarios
 from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
-from airflow_provider_aihc.exceptions import AIHCError, AIHCJobFailedError
+from airflow_provider_aihc.exceptions import AIHCError, AIHCJobFailedError, AIHCValidationError
 from airflow_provider_aihc.links.aihc import AIHCJobLink
 from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
-from airflow_provider_aihc.version_compat import AirflowSensorTimeout, AirflowSkipException
+from airflow_provider_aihc.version_compat import (
+    AirflowFailException,
+    AirflowSensorTimeout,
+    AirflowSkipException,
+)
 
 try:
     from airflow.sdk.exceptions import TaskDeferred
@@ -178,6 +183,26 @@ def test_deferrable_checks_once_then_defers_carrying_the_log_position(
     assert aihc_emulator.backend.count("GetJob") == 1
 
 
+def test_deferral_tells_the_trigger_when_so_a_takeover_resumes_the_log(
+    aihc_emulator: EmulatorServer, create: Callable[..., str], context: dict[str, Any]
+) -> None:
+    job_id = create("deferred-at")
+    aihc_emulator.backend.set_status(job_id, "Running")
+    before = time.time()
+    with pytest.raises(TaskDeferred) as deferred:
+        sensor(job_id, deferrable=True, timeout=600).poke(context)
+    trigger = deferred.value.trigger
+    assert isinstance(trigger, AIHCJobTrigger)
+    assert trigger.deferred_at is not None
+    assert before <= trigger.deferred_at <= time.time()
+    # What the takeover rule needs: long after the deferral, the log resumes near the
+    # takeover, not from the first line.
+    trigger.deferred_at -= 3600
+    resumes = trigger._log_resume_point()
+    assert resumes is not None
+    assert resumes > trigger.deferred_at + 3000
+
+
 def test_deferrable_on_an_ended_job_finishes_without_deferring(
     aihc_emulator: EmulatorServer, create: Callable[..., str], context: dict[str, Any]
 ) -> None:
@@ -209,3 +234,73 @@ def test_execute_complete_with_soft_fail_skips(context: dict[str, Any]) -> None:
     watcher = sensor("j-1", deferrable=True, soft_fail=True)
     with pytest.raises(AirflowSkipException, match="Evicted"):
         watcher.execute_complete(context, payload("failed", job_status="Failed", reason="Evicted"))
+
+
+def _connection(monkeypatch: pytest.MonkeyPatch, url: str, **fields: Any) -> None:
+    """``aihc_other``: the emulator's connection with ``fields`` replaced."""
+    conn = {
+        "conn_type": "aihc",
+        "login": "aihc-emulator-ak",
+        "password": DEFAULT_SECRET_ACCESS_KEY,
+        "host": url,
+        "extra": {"resource_pool_id": POOL},
+        **fields,
+    }
+    monkeypatch.setenv("AIRFLOW_CONN_AIHC_OTHER", json.dumps(conn))
+
+
+@pytest.mark.parametrize(
+    ("setup", "kwargs", "named"),
+    [
+        (None, {"aihc_conn_id": "aihc_nowhere"}, ["aihc_conn_id"]),
+        ({"login": ""}, {"aihc_conn_id": "aihc_other"}, ["aihc_conn_id"]),
+        ({"extra": {"timeout": "soon"}}, {"aihc_conn_id": "aihc_other"}, ["aihc_conn_id"]),
+        ({"extra": {}}, {"aihc_conn_id": "aihc_other"}, ["resource_pool_id"]),
+        (None, {"job_id": "None"}, ["job_id"]),
+        (None, {"job_id": "a/../b", "resource_pool_id": ".."}, ["job_id", "resource_pool_id"]),
+        (None, {"deferrable": True, "poke_interval": 0}, ["poke_interval"]),
+    ],
+)
+@pytest.mark.parametrize("mode", ["poke", "reschedule"])
+def test_input_no_retry_can_fix_fails_the_sensor_without_retries_before_any_request(
+    aihc_emulator: EmulatorServer,
+    context: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    setup: dict[str, Any] | None,
+    kwargs: dict[str, Any],
+    named: list[str],
+    mode: str,
+) -> None:
+    """Regression: an undefined or unusable connection raised Airflow's
+    AirflowNotFoundException or a plain AIHCConfigError, which the task retried."""
+    if setup is not None:
+        _connection(monkeypatch, aihc_emulator.url, **setup)
+    params = {"job_id": "pytorchjob-1", "poke_interval": 0.01, "mode": mode, **kwargs}
+    watcher = AIHCJobSensor(task_id="wait", **params)
+    with pytest.raises(AirflowFailException) as refused:
+        watcher.poke(context)
+    assert isinstance(refused.value, AIHCValidationError)
+    assert [field for field, _ in refused.value.errors] == named
+    assert DEFAULT_SECRET_ACCESS_KEY not in str(refused.value)
+    assert aihc_emulator.backend.requests == []
+    assert context["ti"].pushed == []
+
+
+def test_a_missing_xcom_is_named_as_such(
+    aihc_emulator: EmulatorServer, context: dict[str, Any]
+) -> None:
+    with pytest.raises(
+        AIHCValidationError, match="job_id: is 'None': the XCom it pulls is missing"
+    ):
+        sensor("None").poke(context)
+
+
+def test_soft_fail_does_not_skip_input_no_retry_can_fix(
+    aihc_emulator: EmulatorServer, context: dict[str, Any]
+) -> None:
+    """Airflow's sensor loop turns an AirflowFailException from ``poke`` into a skip under
+    ``soft_fail``: a missing connection is a mistake to fix, not a run to skip."""
+    watcher = sensor("pytorchjob-1", aihc_conn_id="aihc_nowhere", soft_fail=True)
+    with pytest.raises(AIHCValidationError, match="'aihc_nowhere' is not defined"):
+        watcher.execute(context)
+    assert aihc_emulator.backend.requests == []
