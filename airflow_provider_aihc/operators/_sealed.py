@@ -57,12 +57,13 @@ class SealedAttribute:
         return _store(obj).values.get(self.name)
 
     def __set__(self, obj: object, value: Any) -> None:
-        _store(obj).values[self.name] = value
+        # A new store on every write, never a change to the old one: a shallow copy (Airflow
+        # copies a task with copy.copy before rendering it) shares the store with its
+        # original, and rendering the copy must not rewrite the original's parameters.
+        obj.__dict__[STORE] = Sealed({**_store(obj).values, self.name: value})
 
 
 def _store(obj: object) -> Sealed:
-    """The object's store, created on first use (past any ``__setattr__`` of its class)."""
+    """The object's store (an empty one when none was written yet)."""
     store = obj.__dict__.get(STORE)
-    if store is None:
-        store = obj.__dict__[STORE] = Sealed()
-    return store  # type: ignore[no-any-return]
+    return Sealed() if store is None else store  # type: ignore[no-any-return]

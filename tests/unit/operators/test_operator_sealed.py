@@ -62,3 +62,18 @@ def test_an_unset_parameter_reads_none_and_copies_are_independent() -> None:
     assert operator.envs == {"A_KEY": "one"}
     assert isinstance(vars(clone)[STORE], Sealed)
     assert vars(clone)[STORE] is not vars(operator)[STORE]
+
+
+def test_a_shallow_copy_renders_without_rewriting_the_original() -> None:
+    """Airflow's ``prepare_for_execution`` is ``copy.copy``; the copy is then rendered.
+    Regression: the shared store let the copy's rendered values replace the original's."""
+    operator = AIHCCreateJobOperator(
+        task_id="train", image="busybox", command="true", envs={"RUN": "{{ run_id }}"}
+    )
+    clone = copy.copy(operator)
+    clone.envs = {"RUN": "manual__1"}
+    clone.body = {"name": "x"}
+
+    assert operator.envs == {"RUN": "{{ run_id }}"}
+    assert operator.body is None
+    assert clone.envs == {"RUN": "manual__1"}
