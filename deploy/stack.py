@@ -34,6 +34,13 @@ TRIGGERERS = {"triggerer_a": "localhost", "triggerer_b": "127.0.0.1"}
 #: here may listen beyond the loopback: the API server reads the shared log folder instead.
 #: Each worker and triggerer still gets its own log-server port, as two on one host need.
 NO_LOG_SERVER = ["--skip-serve-logs"]
+#: ``[triggerer] triggerer_health_check_threshold`` (Airflow's default, stated): a triggerer
+#: silent this long is dead, and another takes its triggers over.
+TAKEOVER_SECONDS = 30
+#: The poll interval of scenario 2's DAG (``deploy_takeover``): a trigger that takes over
+#: resumes the job's log ``TAKEOVER_SECONDS`` plus two polls before it started, so a short
+#: poll keeps the window of lines that may be shown twice small.
+TAKEOVER_POLL_SECONDS = 1
 
 
 @dataclass
@@ -135,6 +142,7 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         "SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
         "DAG_PROCESSOR__REFRESH_INTERVAL": "15",
         "DAG_PROCESSOR__PARSING_PROCESSES": "1",
+        "TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": str(TAKEOVER_SECONDS),
     }
     return {
         **{k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")},
@@ -142,6 +150,7 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         **{f"AIRFLOW__{key}": value for key, value in config.items()},
         "AIRFLOW_CONN_AIHC_DEFAULT": json.dumps(connection),
         "AIHC_EXAMPLE_POLL_SECONDS": "2",
+        "AIHC_DEPLOY_TAKEOVER_POLL_SECONDS": str(TAKEOVER_POLL_SECONDS),
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
 
