@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -21,6 +22,14 @@ from pathlib import Path
 
 APT_PACKAGES = {"postgresql": "/usr/lib/postgresql", "redis-server": None, "chromium": None}
 STOP_GRACE_SECONDS = 20.0
+#: In the environment of every process a run starts, with the run's build folder as value:
+#: a process that has it, and that the running check did not start, is left over from an
+#: earlier run in the same folder (one killed before it could stop what it started).
+RUN_MARKER = "AIHC_DEPLOY_BUILD"
+#: Ports are picked from here up to the kernel's ephemeral range, which they stay below:
+#: an outgoing connection never takes one between its pick and its server's bind.
+PORT_FLOOR = 20000
+_handed_out: set[int] = set()
 
 
 def ensure_debian_packages(skip: frozenset[str] = frozenset()) -> list[str]:
@@ -45,10 +54,66 @@ def ensure_debian_packages(skip: frozenset[str] = frozenset()) -> list[str]:
 
 
 def free_port() -> int:
-    """A TCP port on the loopback that nothing listens on right now."""
+    """A TCP port on the loopback that nothing uses right now, never the same twice a run.
+
+    Picked at random below the kernel's ephemeral range (from :data:`PORT_FLOOR`), where
+    neither another program's ``bind(0)`` nor an outgoing connection takes it before the
+    server it is for binds it; the kernel's choice only when that range is too small.
+    """
+    ephemeral = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    candidates = list(range(PORT_FLOOR, int(ephemeral[0])))
+    random.shuffle(candidates)
+    for port in candidates[:500]:
+        if port not in _handed_out and _bindable(port):
+            _handed_out.add(port)
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        port = int(sock.getsockname()[1])
+    _handed_out.add(port)
+    return port
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def leftovers(build: Path) -> set[int]:
+    """Live processes started by a run in ``build`` (:data:`RUN_MARKER`), this one aside.
+
+    :param build: the run's build folder (absolute).
+    """
+    wanted = f"{RUN_MARKER}={build}".encode()
+    parents = _parents()
+    mine: set[int] = set()  # this process and its ancestors (make, a shell)
+    pid = os.getpid()
+    while pid > 1 and pid not in mine:
+        mine.add(pid)
+        pid = parents.get(pid, 0)
+    found = set()
+    for pid in parents:
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if wanted in environ and pid not in mine:
+            found.add(pid)
+    return found
+
+
+def kill_leftovers(build: Path) -> list[int]:
+    """SIGKILL :func:`leftovers` and wait (up to 10 s) until they are gone; their PIDs."""
+    found = leftovers(build)
+    for pid in found:
+        _signal(pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        wait_for(lambda: not leftovers(build), 10, "leftovers gone", interval=0.2)
+    return sorted(found)
 
 
 class Fatal(Exception):
@@ -139,10 +204,16 @@ class Service:
 
 @dataclass
 class Services:
-    """Every process the run started, stopped in reverse order at the end."""
+    """Every process the run started, stopped in reverse order at the end.
+
+    :param log_dir: where each one's log goes.
+    :param env: the environment they share.
+    :param build: the run's build folder, named in each one's :data:`RUN_MARKER`.
+    """
 
     log_dir: Path
     env: Mapping[str, str]
+    build: Path
     started: list[Service] = field(default_factory=list)
 
     def start(
@@ -158,7 +229,7 @@ class Services:
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 list(argv),
-                env={**self.env, **(extra_env or {})},
+                env={**self.env, **(extra_env or {}), RUN_MARKER: str(self.build)},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
@@ -173,10 +244,11 @@ class Services:
         return next(s for s in self.started if s.name == name)
 
     def stop_all(self) -> list[str]:
-        """Stop everything started; the names of those still alive afterwards (none).
+        """Stop everything started; what was still alive afterwards (nothing).
 
         SIGTERM goes to every group at once (they share one grace period), then each is
-        waited for and SIGKILLed if it still runs.
+        waited for and SIGKILLed if it still runs.  A process of the run that left its
+        group (it has the run's :data:`RUN_MARKER`) is SIGKILLed and named too.
         """
         for service in reversed(self.started):
             if service.alive():
@@ -186,7 +258,8 @@ class Services:
                 service.stop()
             except Exception as exc:
                 print(f"deploy: stopping {service.name} (pid {service.pid}): {exc}")
-        return [f"{s.name} (pid {s.pid})" for s in self.started if s.pids() or s.alive()]
+        left = [f"{s.name} (pid {s.pid})" for s in self.started if s.pids() or s.alive()]
+        return left + [f"pid {pid} (outside its group)" for pid in kill_leftovers(self.build)]
 
 
 def descendants(root: int) -> set[int]:
