@@ -122,7 +122,7 @@ def _is_dropdown(page: Page, selector: str, label: str) -> bool:
         if kind == "combobox":
             return True
     selects = page.locator(f"select[id*={label.lower()}], select[name*={label.lower()}]").count()
-    return selects > 0 or page.get_by_role("combobox", name=re.compile(label)).count() > 0
+    return bool(selects or page.get_by_role("combobox", name=re.compile(label)).count())
 
 
 def _expect_type(page: Page, selector: str, wanted: str, label: str) -> None:
