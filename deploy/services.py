@@ -26,6 +26,8 @@ STOP_GRACE_SECONDS = 20.0
 #: a process that has it, and that the running check did not start, is left over from an
 #: earlier run in the same folder (one killed before it could stop what it started).
 RUN_MARKER = "AIHC_DEPLOY_BUILD"
+#: In the build folder: ``<pid> <start time>`` of each process group a run started.
+PID_FILE = "pids"
 #: Ports are picked from here up to the kernel's ephemeral range, which they stay below:
 #: an outgoing connection never takes one between its pick and its server's bind.
 PORT_FLOOR = 20000
@@ -84,11 +86,17 @@ def _bindable(port: int) -> bool:
 
 
 def leftovers(build: Path) -> set[int]:
-    """Live processes started by a run in ``build`` (:data:`RUN_MARKER`), this one aside.
+    """Live processes of a run in ``build``, this process and its ancestors aside.
+
+    Found two ways, as either alone misses some: by the process groups in ``build``'s
+    :data:`PID_FILE` (Redis, PostgreSQL, Celery and Airflow rewrite their process titles,
+    which can overwrite their environment), and by :data:`RUN_MARKER` (a process that left
+    its group, the browser).
 
     :param build: the run's build folder (absolute).
     """
     wanted = f"{RUN_MARKER}={build}".encode()
+    groups = _recorded_groups(build)
     parents = _parents()
     mine: set[int] = set()  # this process and its ancestors (make, a shell)
     pid = os.getpid()
@@ -96,23 +104,51 @@ def leftovers(build: Path) -> set[int]:
         mine.add(pid)
         pid = parents.get(pid, 0)
     found = set()
-    for pid in parents:
+    for pid in set(parents) - mine:
         try:
-            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            ours = os.getpgid(pid) in groups
+            ours = ours or wanted in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if wanted in environ and pid not in mine:
+        if ours:
             found.add(pid)
     return found
 
 
+def _recorded_groups(build: Path) -> set[int]:
+    """The process groups in ``build``'s :data:`PID_FILE` that can still be the run's: its
+    leader is gone (other members may live on) or is the very process recorded."""
+    try:
+        records = (build / PID_FILE).read_text().split("\n")
+    except OSError:
+        return set()
+    groups = set()
+    for record in records:
+        pid, _, started = record.partition(" ")
+        if pid.isdigit() and _start_time(int(pid)) in (None, int(started or -1)):
+            groups.add(int(pid))
+    return groups
+
+
+def _start_time(pid: int) -> int | None:
+    """When the process started (clock ticks after boot); ``None``: no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
 def kill_leftovers(build: Path) -> list[int]:
-    """SIGKILL :func:`leftovers` and wait (up to 10 s) until they are gone; their PIDs."""
+    """SIGKILL :func:`leftovers`, wait (up to 10 s) until they are gone, and forget the
+    recorded groups; the PIDs killed."""
     found = leftovers(build)
     for pid in found:
         _signal(pid, signal.SIGKILL)
     with contextlib.suppress(TimeoutError):
         wait_for(lambda: not leftovers(build), 10, "leftovers gone", interval=0.2)
+    if not leftovers(build):
+        (build / PID_FILE).unlink(missing_ok=True)
     return sorted(found)
 
 
@@ -235,6 +271,10 @@ class Services:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
+        started = _start_time(process.pid)
+        if started is not None:  # else it is gone already, and its group with it
+            with (self.build / PID_FILE).open("a") as pids:
+                pids.write(f"{process.pid} {started}\n")
         service = Service(name, process, log_path)
         self.started.append(service)
         return service
