@@ -298,8 +298,13 @@ class Services:
                 service.stop()
             except Exception as exc:
                 print(f"deploy: stopping {service.name} (pid {service.pid}): {exc}")
+        with contextlib.suppress(TimeoutError):  # what was SIGKILLed just now may be exiting
+            wait_for(lambda: not self._running(), 5, "the run's processes gone", interval=0.2)
         left = [f"{s.name} (pid {s.pid})" for s in self.started if s.pids() or s.alive()]
         return left + [f"pid {pid} (outside its group)" for pid in kill_leftovers(self.build)]
+
+    def _running(self) -> bool:
+        return any(s.alive() or s.pids() for s in self.started) or bool(leftovers(self.build))
 
 
 def descendants(root: int) -> set[int]:
