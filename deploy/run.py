@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             left = services.stop_all()
             stopped.set()
         table.add("nothing left running", not left, ", ".join(left) or "all stopped by PID", 0.0)
+        stack.remove_postgres_data(build, outside_only=True)
         table.phases.append(("whole run", time.monotonic() - started))
     return table.print(build)
 
