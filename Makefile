@@ -22,6 +22,7 @@ lint: $(PY3).stamp
 	$(VENVS)/airflow-$(AF3)/bin/ruff check .
 	$(VENVS)/airflow-$(AF3)/bin/ruff format --check .
 	$(VENVS)/airflow-$(AF3)/bin/mypy
+	$(VENVS)/airflow-$(AF3)/bin/mypy deploy
 
 test-af3: $(PY3).stamp
 	$(PY3) -m pytest $(PYTEST_ARGS)

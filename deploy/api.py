@@ -88,13 +88,20 @@ class Airflow:
         self, dag_id: str, run_id: str, task_id: str, try_number: int, map_index: int = -1
     ) -> str:
         """A try's whole log as text, one event a line."""
+        events = self.task_log_events(dag_id, run_id, task_id, try_number, map_index)
+        return "\n".join(event_text(e) for e in events)
+
+    def task_log_events(
+        self, dag_id: str, run_id: str, task_id: str, try_number: int, map_index: int = -1
+    ) -> list[dict[str, Any]]:
+        """A try's whole log: its structured events (``timestamp``, ``event``, …)."""
         path = f"/dags/{dag_id}/dagRuns/{quote(run_id)}/taskInstances/{task_id}/logs/{try_number}"
         params = {"full_content": "true", "map_index": map_index}
         content = self.call("GET", path, params=params, headers={"Accept": "application/json"})
         events = content.get("content") or []
-        if isinstance(events, str):
-            return events
-        return "\n".join(_event_text(e) for e in events)
+        if isinstance(events, str):  # a log written as plain text: no timestamps
+            return [{"event": line} for line in events.splitlines()]
+        return [e if isinstance(e, dict) else {"event": str(e)} for e in events]
 
     def xcom(self, dag_id: str, run_id: str, task_id: str, key: str) -> Any:
         """One XCom value of an unmapped task instance."""
@@ -156,10 +163,8 @@ class Airflow:
         )
 
 
-def _event_text(event: Any) -> str:
+def event_text(event: dict[str, Any]) -> str:
     """One structured log event as text: its message, and its error when it has one."""
-    if not isinstance(event, dict):
-        return str(event)
     text = str(event.get("event", ""))
     for error in event.get("error_detail") or []:
         if isinstance(error, dict):

@@ -26,7 +26,7 @@ import report
 import scenarios
 import stack
 from api import Airflow, Emulator
-from services import Services, ensure_debian_packages, free_port, wait_for
+from services import Services, ensure_debian_packages, free_port, kill_leftovers, wait_for
 
 STARTUP_TIMEOUT = 420.0
 
@@ -56,10 +56,15 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _on_signal)
     table = report.Table()
+    stale = kill_leftovers(build)  # an earlier run here that was killed before its stop
+    if stale:
+        print(f"deploy: killed {len(stale)} processes left by an earlier run: {stale}")
     logs = build / "logs"
-    shutil.rmtree(logs, ignore_errors=True)  # this run's logs only
+    for output in (logs, build / "screenshots"):  # this run's only
+        shutil.rmtree(output, ignore_errors=True)
     logs.mkdir(parents=True)
-    services = Services(log_dir=logs, env=dict(os.environ))
+    (build / "report.txt").unlink(missing_ok=True)
+    services = Services(log_dir=logs, env=dict(os.environ), build=build)
     try:
         deployment = _start(build, services, table)
         if deployment is not None:
@@ -78,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             left = services.stop_all()
             stopped.set()
         table.add("nothing left running", not left, ", ".join(left) or "all stopped by PID", 0.0)
+        stack.remove_postgres_data(build, outside_only=True)
         table.phases.append(("whole run", time.monotonic() - started))
     return table.print(build)
 

@@ -8,21 +8,21 @@ task instance are every CreateJob that made a job for it.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import ui
-from api import Airflow, Emulator
+from api import Airflow, Emulator, event_text
 from report import Table
 from services import Fatal, Services, is_below, wait_for
-from stack import TRIGGERERS
+from stack import TAKEOVER_POLL_SECONDS, TAKEOVER_SECONDS, TRIGGERERS
+from tasklog import Takeover, span, training_lines
 
 #: Example DAG → (the task that creates the job, the task that waits for it, map indexes).
 EXAMPLES: dict[str, tuple[str, str, list[int]]] = {
@@ -44,8 +44,6 @@ SCENARIO_DAGS = {
     "deploy_exec_timeout",
 }
 ALL_DAGS = set(EXAMPLES) | SCENARIO_DAGS
-#: A line of a job's training log, as the emulator writes it: its own UTC timestamp first.
-TRAINING_LINE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z .*")
 STOPPED = {"ManualTermination", "Stopped"}
 RUN_TIMEOUT = 180.0
 
@@ -63,11 +61,6 @@ class Deployment:
 def run_id(label: str) -> str:
     """A run id that is also a valid label value (so the job's label equals it)."""
     return f"{label}-{datetime.now(UTC).strftime('%H%M%S%f')}"
-
-
-def training_lines(log: str) -> list[str]:
-    """The job's training log lines shown in a task log."""
-    return [m.group(0).strip() for m in TRAINING_LINE.finditer(log)]
 
 
 def check(condition: bool, message: str) -> None:
@@ -141,34 +134,42 @@ def _failure_hint(d: Deployment, dag_id: str, rid: str) -> str:
 
 
 def triggerer_takeover(d: Deployment, services: Services) -> str:
-    """SIGKILL the triggerer running a deferred wait; the other one finishes it, once."""
+    """SIGKILL the triggerer running a deferred wait; the other one finishes it, once.
+
+    The job runs well past the product's takeover window before the kill, so that its first
+    lines would be shown twice if the new trigger streamed the log from the start again.
+    """
     dag_id, task_id = "deploy_takeover", "takeover"
+    window = TAKEOVER_SECONDS + 2 * TAKEOVER_POLL_SECONDS
     d.emulator.script(kind="hold", status="Running", match="takeover")
     rid = d.airflow.trigger(dag_id, run_id("s2"), None)["dag_run_id"]
     d.airflow.wait_ti(dag_id, rid, task_id, {"deferred"}, 120)
     job = _running_job(d, dag_id, rid, task_id)
-    wait_for(lambda: len(_lines(d, dag_id, rid, task_id)) >= 3, 60, "training lines in the log")
+    ran = window + 15  # about 15 lines older than the window
+    wait_for(lambda: span(_lines(d, dag_id, rid, task_id)) >= ran, ran + 60, "the job's lines")
     owner = _trigger_owner(d, services, dag_id, rid, task_id)
     before = _lines(d, dag_id, rid, task_id)
     check(len(before) == len(set(before)), "the task log repeats lines before any takeover")
+    killed_at = time.time()
     owner.kill()
-    killed_at = time.monotonic()
     other = next(s for s in services.started if s.name in TRIGGERERS and s.alive())
     wait_for(lambda: _runs_trigger(other, d, dag_id, rid, task_id), 120, "the other triggerer")
-    takeover = time.monotonic() - killed_at
+    takeover = time.time() - killed_at
     time.sleep(5)  # a few more lines, streamed by the new triggerer
     d.emulator.set_status(job["jobId"], "Succeeded")
     state = d.airflow.wait_run(dag_id, rid, 120)
     ti = d.airflow.task_instance(dag_id, rid, task_id)
     jobs = d.emulator.jobs_of(dag_id, rid, task_id)
-    lines = _lines(d, dag_id, rid, task_id)
-    repeated = len(lines) - len(set(lines))
+    written = jobs[0]["logLines"] if jobs else 0
+    log = Takeover(d.airflow.task_log(dag_id, rid, task_id, 1), killed_at, window, written)
     seen = (
-        f"killed {owner.name} (pid {owner.pid}); {other.name} took over in {takeover:.0f} s; "
-        f"run {state} at try {ti['try_number']}; {len(jobs)} job(s); "
-        f"{len(before)} lines before, {len(lines)} after, {repeated} repeated"
+        f"killed {owner.name} (pid {owner.pid}) after {len(before)} lines; {other.name} took "
+        f"over in {takeover:.0f} s; run {state} at try {ti['try_number']}; {len(jobs)} job(s); "
+        f"{log.summary()}"
     )
-    check(state == "success" and ti["try_number"] == 1 and len(jobs) == 1 and not repeated, seen)
+    problems = log.problems()
+    check(state == "success" and ti["try_number"] == 1 and len(jobs) == 1, seen)
+    check(not problems, f"{'; '.join(problems)} ({seen})")
     return seen
 
 
@@ -320,14 +321,18 @@ def timeout_stops(d: Deployment) -> str:
     job = _running_job(d, dag_id, rid, task_id)
     ti = d.airflow.wait_ti(dag_id, rid, task_id, {"failed", "success"}, 120)
     check(ti["state"] == "failed", f"the task ended {ti['state']}, not failed by its timeout")
-    timed_out = datetime.fromisoformat(ti["start_date"]) + timedelta(seconds=20)
+    events = d.airflow.task_log_events(dag_id, rid, task_id, ti["try_number"])
+    said = [e for e in events if "timed out" in event_text(e) and e.get("timestamp")]
+    check(bool(said), "no timestamped 'Process timed out' line in the task log")
+    timed_out = datetime.fromisoformat(said[0]["timestamp"])
     wait_for(lambda: d.emulator.job(job["jobId"])["status"] in STOPPED, 30, "the job stopped", 0.5)
     finished = datetime.fromisoformat(
         d.emulator.job(job["jobId"])["finishedAt"].replace("Z", "+00:00")
     )
-    late = (finished - timed_out).total_seconds()
-    check(late <= 10, f"the job stopped {late:.1f} s after the timeout, not within 10 s")
-    return f"job {job['jobId']} stopped {late:.1f} s after the 20 s timeout"
+    # finishedAt has whole seconds: the job stopped before the next one began.
+    late = (finished - timed_out).total_seconds() + 1
+    check(late <= 10, f"the job stopped up to {late:.1f} s after the timeout, not within 10 s")
+    return f"job {job['jobId']} stopped at most {late:.1f} s after the task timed out (20 s)"
 
 
 # ---- running them ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import shutil
 import signal
 import socket
@@ -21,6 +22,16 @@ from pathlib import Path
 
 APT_PACKAGES = {"postgresql": "/usr/lib/postgresql", "redis-server": None, "chromium": None}
 STOP_GRACE_SECONDS = 20.0
+#: In the environment of every process a run starts, with the run's build folder as value:
+#: a process that has it, and that the running check did not start, is left over from an
+#: earlier run in the same folder (one killed before it could stop what it started).
+RUN_MARKER = "AIHC_DEPLOY_BUILD"
+#: In the build folder: ``<pid> <start time>`` of each process group a run started.
+PID_FILE = "pids"
+#: Ports are picked from here up to the kernel's ephemeral range, which they stay below:
+#: an outgoing connection never takes one between its pick and its server's bind.
+PORT_FLOOR = 20000
+_handed_out: set[int] = set()
 
 
 def ensure_debian_packages(skip: frozenset[str] = frozenset()) -> list[str]:
@@ -45,10 +56,100 @@ def ensure_debian_packages(skip: frozenset[str] = frozenset()) -> list[str]:
 
 
 def free_port() -> int:
-    """A TCP port on the loopback that nothing listens on right now."""
+    """A TCP port on the loopback that nothing uses right now, never the same twice a run.
+
+    Picked at random below the kernel's ephemeral range (from :data:`PORT_FLOOR`), where
+    neither another program's ``bind(0)`` nor an outgoing connection takes it before the
+    server it is for binds it; the kernel's choice only when that range is too small.
+    """
+    ephemeral = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    candidates = list(range(PORT_FLOOR, int(ephemeral[0])))
+    random.shuffle(candidates)
+    for port in candidates[:500]:
+        if port not in _handed_out and _bindable(port):
+            _handed_out.add(port)
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        port = int(sock.getsockname()[1])
+    _handed_out.add(port)
+    return port
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def leftovers(build: Path) -> set[int]:
+    """Live processes of a run in ``build``, this process and its ancestors aside.
+
+    Found two ways, as either alone misses some: by the process groups in ``build``'s
+    :data:`PID_FILE` (Redis, PostgreSQL, Celery and Airflow rewrite their process titles,
+    which can overwrite their environment), and by :data:`RUN_MARKER` (a process that left
+    its group, the browser).
+
+    :param build: the run's build folder (absolute).
+    """
+    wanted = f"{RUN_MARKER}={build}".encode()
+    groups = _recorded_groups(build)
+    parents = _parents()
+    mine: set[int] = set()  # this process and its ancestors (make, a shell)
+    pid = os.getpid()
+    while pid > 1 and pid not in mine:
+        mine.add(pid)
+        pid = parents.get(pid, 0)
+    found = set()
+    for pid in set(parents) - mine:
+        try:
+            ours = os.getpgid(pid) in groups
+            ours = ours or wanted in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if ours:
+            found.add(pid)
+    return found
+
+
+def _recorded_groups(build: Path) -> set[int]:
+    """The process groups in ``build``'s :data:`PID_FILE` that can still be the run's: its
+    leader is gone (other members may live on) or is the very process recorded."""
+    try:
+        records = (build / PID_FILE).read_text().split("\n")
+    except OSError:
+        return set()
+    groups = set()
+    for record in records:
+        pid, _, started = record.partition(" ")
+        if pid.isdigit() and _start_time(int(pid)) in (None, int(started or -1)):
+            groups.add(int(pid))
+    return groups
+
+
+def _start_time(pid: int) -> int | None:
+    """When the process started (clock ticks after boot); ``None``: no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def kill_leftovers(build: Path) -> list[int]:
+    """SIGKILL :func:`leftovers`, wait (up to 10 s) until they are gone, and forget the
+    recorded groups; the PIDs killed."""
+    found = leftovers(build)
+    for pid in found:
+        _signal(pid, signal.SIGKILL)
+    with contextlib.suppress(TimeoutError):
+        wait_for(lambda: not leftovers(build), 10, "leftovers gone", interval=0.2)
+    if not leftovers(build):
+        (build / PID_FILE).unlink(missing_ok=True)
+    return sorted(found)
 
 
 class Fatal(Exception):
@@ -139,10 +240,16 @@ class Service:
 
 @dataclass
 class Services:
-    """Every process the run started, stopped in reverse order at the end."""
+    """Every process the run started, stopped in reverse order at the end.
+
+    :param log_dir: where each one's log goes.
+    :param env: the environment they share.
+    :param build: the run's build folder, named in each one's :data:`RUN_MARKER`.
+    """
 
     log_dir: Path
     env: Mapping[str, str]
+    build: Path
     started: list[Service] = field(default_factory=list)
 
     def start(
@@ -158,12 +265,16 @@ class Services:
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 list(argv),
-                env={**self.env, **(extra_env or {})},
+                env={**self.env, **(extra_env or {}), RUN_MARKER: str(self.build)},
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
+        started = _start_time(process.pid)
+        if started is not None:  # else it is gone already, and its group with it
+            with (self.build / PID_FILE).open("a") as pids:
+                pids.write(f"{process.pid} {started}\n")
         service = Service(name, process, log_path)
         self.started.append(service)
         return service
@@ -173,10 +284,11 @@ class Services:
         return next(s for s in self.started if s.name == name)
 
     def stop_all(self) -> list[str]:
-        """Stop everything started; the names of those still alive afterwards (none).
+        """Stop everything started; what was still alive afterwards (nothing).
 
         SIGTERM goes to every group at once (they share one grace period), then each is
-        waited for and SIGKILLed if it still runs.
+        waited for and SIGKILLed if it still runs.  A process of the run that left its
+        group (it has the run's :data:`RUN_MARKER`) is SIGKILLed and named too.
         """
         for service in reversed(self.started):
             if service.alive():
@@ -186,7 +298,13 @@ class Services:
                 service.stop()
             except Exception as exc:
                 print(f"deploy: stopping {service.name} (pid {service.pid}): {exc}")
-        return [f"{s.name} (pid {s.pid})" for s in self.started if s.pids() or s.alive()]
+        with contextlib.suppress(TimeoutError):  # what was SIGKILLed just now may be exiting
+            wait_for(lambda: not self._running(), 5, "the run's processes gone", interval=0.2)
+        left = [f"{s.name} (pid {s.pid})" for s in self.started if s.pids() or s.alive()]
+        return left + [f"pid {pid} (outside its group)" for pid in kill_leftovers(self.build)]
+
+    def _running(self) -> bool:
+        return any(s.alive() or s.pids() for s in self.started) or bool(leftovers(self.build))
 
 
 def descendants(root: int) -> set[int]:

@@ -16,6 +16,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,9 @@ BIN = Path(sys.executable).parent
 #: The emulator's pace: a job is Created, Scheduled, Running for 8 s, then Succeeded.
 EMULATOR_ARGS = ["--seconds-per-status", "1", "--running-seconds", "8"]
 INITDB_ARGS = ["--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"]
+AS_POSTGRES = ["runuser", "-u", "postgres", "--"]
+#: A data directory outside the build folder (see ``postgres_data_dir``).
+PG_TEMP_PREFIX = "aihc-deploy-pgdata-"
 WORKERS = ("worker_a", "worker_b")
 #: Each triggerer and the host name it reports (``deploy_hostname``): two names of the loopback.
 TRIGGERERS = {"triggerer_a": "localhost", "triggerer_b": "127.0.0.1"}
@@ -34,6 +38,13 @@ TRIGGERERS = {"triggerer_a": "localhost", "triggerer_b": "127.0.0.1"}
 #: here may listen beyond the loopback: the API server reads the shared log folder instead.
 #: Each worker and triggerer still gets its own log-server port, as two on one host need.
 NO_LOG_SERVER = ["--skip-serve-logs"]
+#: ``[triggerer] triggerer_health_check_threshold`` (Airflow's default, stated): a triggerer
+#: silent this long is dead, and another takes its triggers over.
+TAKEOVER_SECONDS = 30
+#: The poll interval of scenario 2's DAG (``deploy_takeover``): a trigger that takes over
+#: resumes the job's log ``TAKEOVER_SECONDS`` plus two polls before it started, so a short
+#: poll keeps the window of lines that may be shown twice small.
+TAKEOVER_POLL_SECONDS = 1
 
 
 @dataclass
@@ -47,30 +58,64 @@ class Endpoints:
 
 
 def start_postgres(services: Services, build: Path) -> str:
-    """initdb (as ``postgres``) under the build folder, run it on the loopback; its URL."""
+    """initdb (as ``postgres``) in :func:`postgres_data_dir`, run it on the loopback; its URL.
+
+    :raises RuntimeError: with initdb's or createdb's error output when one fails.
+    """
     pg_bin = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
-    data = build / "pgdata"
-    if data.exists():
-        shutil.rmtree(data)
-    data.mkdir(parents=True)
-    shutil.chown(data, "postgres", "postgres")
-    as_postgres = ["runuser", "-u", "postgres", "--"]
-    subprocess.run(
-        [*as_postgres, str(pg_bin / "initdb"), "-D", str(data), "-U", "airflow", *INITDB_ARGS],
-        check=True,
-        capture_output=True,
-    )
+    data = postgres_data_dir(build)
+    _run([*AS_POSTGRES, str(pg_bin / "initdb"), "-D", str(data), "-U", "airflow", *INITDB_ARGS])
     port = free_port()
     settings = ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="]
     service = services.start(
         "postgres",
-        [*as_postgres, str(pg_bin / "postgres"), "-D", str(data), "-p", str(port), *settings],
+        [*AS_POSTGRES, str(pg_bin / "postgres"), "-D", str(data), "-p", str(port), *settings],
     )
     ready = [str(pg_bin / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(port)]
     wait_for(lambda: service.alive() and subprocess.run(ready).returncode == 0, 60, "postgres")
-    createdb = [str(pg_bin / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "airflow"]
-    subprocess.run([*createdb, "airflow"], check=True, capture_output=True)
+    _run([str(pg_bin / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "airflow", "airflow"])
     return f"postgresql+psycopg2://airflow@127.0.0.1:{port}/airflow"
+
+
+def postgres_data_dir(build: Path) -> Path:
+    """A new, empty data directory owned by ``postgres``: ``<build>/pgdata``.
+
+    When the ``postgres`` user cannot reach the build folder (a parent it may not search:
+    a clone under ``mktemp -d``, as CI makes, or under ``/root``), the data goes to a new
+    temporary directory that ``<build>/pgdata`` links to (removed by
+    :func:`remove_postgres_data`); no permission outside the build folder is changed.
+    """
+    remove_postgres_data(build)
+    link = build / "pgdata"
+    if subprocess.run([*AS_POSTGRES, "test", "-x", str(build)]).returncode == 0:
+        link.mkdir(parents=True)
+        data = link
+    else:
+        data = Path(tempfile.mkdtemp(prefix=PG_TEMP_PREFIX))
+        link.symlink_to(data, target_is_directory=True)
+    shutil.chown(data, "postgres", "postgres")
+    return data
+
+
+def remove_postgres_data(build: Path, *, outside_only: bool = False) -> None:
+    """Remove ``<build>/pgdata`` and the temporary directory it may link to.
+
+    :param outside_only: keep a data directory inside the build folder (to look at).
+    """
+    link = build / "pgdata"
+    if link.is_symlink():
+        target = link.readlink()
+        if target.name.startswith(PG_TEMP_PREFIX):
+            shutil.rmtree(target, ignore_errors=True)
+        link.unlink()
+    elif link.exists() and not outside_only:
+        shutil.rmtree(link)
+
+
+def _run(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:5])} failed: {(done.stderr or done.stdout)[-1500:]}")
 
 
 def start_redis(services: Services, build: Path) -> str:
@@ -135,6 +180,7 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         "SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT_DETECTION_INTERVAL": "5",
         "DAG_PROCESSOR__REFRESH_INTERVAL": "15",
         "DAG_PROCESSOR__PARSING_PROCESSES": "1",
+        "TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": str(TAKEOVER_SECONDS),
     }
     return {
         **{k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")},
@@ -142,6 +188,7 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         **{f"AIRFLOW__{key}": value for key, value in config.items()},
         "AIRFLOW_CONN_AIHC_DEFAULT": json.dumps(connection),
         "AIHC_EXAMPLE_POLL_SECONDS": "2",
+        "AIHC_DEPLOY_TAKEOVER_POLL_SECONDS": str(TAKEOVER_POLL_SECONDS),
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
 

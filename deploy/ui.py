@@ -7,12 +7,14 @@ looks for fails with that screenshot's path.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from playwright.sync_api import Page, sync_playwright
+from services import RUN_MARKER
 
 if TYPE_CHECKING:
     from report import Table
@@ -38,7 +40,8 @@ def check_ui(d: Deployment, table: Table) -> None:
     shots = d.build / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        env: dict[str, str | float | bool] = {**os.environ, RUN_MARKER: str(d.build)}
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, env=env)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1100})
             page.set_default_timeout(30_000)
@@ -119,7 +122,7 @@ def _is_dropdown(page: Page, selector: str, label: str) -> bool:
         if kind == "combobox":
             return True
     selects = page.locator(f"select[id*={label.lower()}], select[name*={label.lower()}]").count()
-    return selects > 0 or page.get_by_role("combobox", name=re.compile(label)).count() > 0
+    return bool(selects or page.get_by_role("combobox", name=re.compile(label)).count())
 
 
 def _expect_type(page: Page, selector: str, wanted: str, label: str) -> None:
