@@ -198,6 +198,38 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         """Async :meth:`get_job_brief`."""
         return await self._acall(JobBrief.model_validate, GET_JOB, resource_pool_id, job_id=job_id)
 
+    async def aget_job_summary(
+        self, job_id: str, resource_pool_id: str | None = None
+    ) -> JobSummary:
+        """GetJob read as a :class:`JobSummary`: :meth:`aget_job_brief` (status, pods,
+        reasons) plus the name, labels and creation time, as a list item has them."""
+        return await self._acall(
+            JobSummary.model_validate, GET_JOB, resource_pool_id, job_id=job_id
+        )
+
+    async def alist_job_page(
+        self,
+        resource_pool_id: str | None = None,
+        *,
+        page_no: int = 1,
+        queue: str | None = None,
+        queue_id: str | None = None,
+    ) -> JobSummaryList:
+        """One page of ListJobs, newest first (``createdAt`` descending), each job read as
+        a :class:`JobSummary` (list items carry no pods).
+
+        :param page_no: the page, from 1; :data:`LIST_PAGE_SIZE` jobs a page.
+        :param queue: only jobs of this queue (``None``: every queue).
+        """
+        params = _list_params(page_no, queue=queue, orderBy="createdAt", order="desc")
+        return await self._acall(
+            JobSummaryList.model_validate, LIST_JOBS, resource_pool_id, queue_id, params=params
+        )
+
+    async def aresource_pool(self, resource_pool_id: str | None = None) -> str:
+        """Async :meth:`resource_pool`."""
+        return _pool(await self.aconfig(), resource_pool_id, self.aihc_conn_id)
+
     def list_jobs(
         self,
         resource_pool_id: str | None = None,
