@@ -4,8 +4,9 @@ triggerer: a few ListJobs pages per interval instead of a GetJob per deferred jo
 A :class:`PoolWatcher` reads, once per interval (the shortest ``poll_interval`` among its
 triggers), the pool's jobs newest first, page by page, and stops as soon as every watched
 job has been seen.  A watched job not found in the pages read (older than them, deleted,
-in another queue) gets one GetJob.  With a single job watched, the GetJob is the whole
-round: one request either way, and it carries the pods.
+in another queue) gets one GetJob; one older than the pages reach, in the next rounds too.
+With a single job watched, the GetJob is the whole round: one request either way, and it
+carries the pods.
 
 Each trigger holds a :class:`Subscription` and awaits its job's next reading: a future
 that the watcher resolves when the job's status changes (or, when asked, at the next
@@ -55,7 +56,7 @@ WatcherKey = tuple[str, str, str | None]
 class _Job:
     """What a watcher knows of one watched job."""
 
-    __slots__ = ("created_at", "reading", "reads", "rounds", "subs", "version")
+    __slots__ = ("created_at", "listed", "reading", "reads", "rounds", "subs", "version")
 
     def __init__(self) -> None:
         self.subs: list[Subscription] = []
@@ -64,6 +65,7 @@ class _Job:
         self.reads = 0  # readings received (an answer, or a definite error)
         self.rounds = 0  # rounds that tried to read it, answered or not
         self.created_at: datetime | None = None
+        self.listed = True  # False once the pages of a round did not hold it: GetJob it
 
 
 class Subscription:
@@ -168,6 +170,7 @@ class PoolWatcher:
         self.errors = 0
         self.failure: BaseException | None = None
         self._last_error: AIHCError | None = None
+        self._unlisted_after: datetime | None = None
         self._jobs: dict[str, _Job] = {}
         self._registry = registry
         self._wake = asyncio.Event()
@@ -257,8 +260,7 @@ class PoolWatcher:
             return
         self.rounds += 1
         try:
-            missing = ids if len(ids) == 1 else await self._read_pages(set(ids))
-            await self._read_each(missing)
+            await self._read_each(await self._unlisted(ids))
         except AIHCError as err:  # retryable: the server or the network is unwell
             self.errors += 1
             self._last_error = err
@@ -277,8 +279,24 @@ class PoolWatcher:
                 job.rounds += 1
         await self._notify(ids)
 
-    async def _read_pages(self, wanted: set[str]) -> list[str]:
-        """Read pages until every wanted job is seen; the ones not seen.
+    async def _unlisted(self, ids: list[str]) -> list[str]:
+        """Read the pages; the jobs they did not hold, which get a GetJob each.  A job
+        older than the pages reach is not looked for in them again (one missed because
+        a deletion shifted the pages, or deleted, is).  A lone job is not listed at all: a
+        GetJob is one request too, and carries the pods.
+
+        :raises AIHCError: a page failed and may be asked again.
+        """
+        if len(ids) == 1:
+            return ids
+        wanted = {job_id for job_id in ids if self._jobs[job_id].listed}
+        missing, oldest_read = await self._read_pages(wanted) if wanted else ([], None)
+        self._unlisted_after = oldest_read
+        return [job_id for job_id in ids if job_id not in wanted] + missing
+
+    async def _read_pages(self, wanted: set[str]) -> tuple[list[str], datetime | None]:
+        """Read pages until every wanted job is seen; the ones not seen, and the creation
+        time of the oldest job read.
 
         :raises AIHCError: a retryable failure.
         """
@@ -286,6 +304,7 @@ class PoolWatcher:
 
         pending = set(wanted)
         received = 0
+        oldest: datetime | None = None
         for page_no in range(1, math.ceil(len(wanted) / LIST_PAGE_SIZE) + EXTRA_PAGES + 1):
             try:
                 page = await self.hook.alist_job_page(self.pool, page_no=page_no, queue=self.queue)
@@ -299,11 +318,12 @@ class PoolWatcher:
                     pending.discard(item.job_id)
                     self._record(item.job_id, item)
             received += len(page.jobs)
+            oldest = page.jobs[-1].created_at if page.jobs else oldest
             if not pending or not page.jobs or received >= page.total:
                 break
-            if self._all_older(page.jobs[-1].created_at, pending):
+            if self._all_older(oldest, pending):
                 break
-        return list(pending)
+        return list(pending), oldest
 
     def _all_older(self, oldest_read: datetime | None, pending: Iterable[str]) -> bool:
         """Whether every pending job was created after ``oldest_read``, so that the pages
@@ -335,6 +355,9 @@ class PoolWatcher:
             self._record(job_id, err)
             return None
         self._record(job_id, job)
+        after = self._unlisted_after
+        if after is not None and job.created_at is not None and job.created_at < after:
+            self._jobs[job_id].listed = False  # older than the pages reach: GetJob from now on
         return None
 
     def _record(self, job_id: str, reading: Reading) -> None:
