@@ -27,7 +27,7 @@ from airflow_provider_aihc.hooks.aihc import AIHCHook, shared_async_hook
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.watch import JobEvent
 from airflow_provider_aihc.watch import watcher as watcher_module
-from airflow_provider_aihc.watch.watcher import PoolWatcher, running_watchers
+from airflow_provider_aihc.watch.watcher import PoolWatcher, running_watchers, subscribe
 
 POOL_A, POOL_B = "cce-emulator0", "cce-emulator1"
 CONN = "aihc_default"
@@ -159,26 +159,26 @@ async def test_hundreds_of_jobs_in_two_pools_and_three_queues_end_as_their_jobs_
 
 
 async def test_pages_stop_once_every_job_is_seen_and_an_old_job_is_read_alone(
-    emulator: EmulatorServer, rounds: list[tuple[str, int, float]]
+    emulator: EmulatorServer,
 ) -> None:
     emulator.backend.clock = lambda: time.time() - 3600  # created an hour before the rest
     old = make_jobs(emulator, POOL_A, "old", 1)
     emulator.backend.clock = time.time
     make_jobs(emulator, POOL_A, "other", 450)
     new = make_jobs(emulator, POOL_A, "new", 20)
-    tasks = start([(POOL_A, j) for j in old + new])
-    await until(lambda: len(rounds) >= 4)
-    emulator.backend.set_status(old[0], "Succeeded")
-    await until(lambda: tasks[old[0]].done())
-    for job_id in new:
-        emulator.backend.set_status(job_id, "Succeeded")
-    assert [(await task)[0].status for task in tasks.values()] == ["success"] * 21
+    hook = shared_async_hook(CONN)
+    subscriptions = [subscribe(hook, POOL_A, job_id, 0.1) for job_id in old + new]
+    first = await asyncio.gather(*(s.next() for s in subscriptions))
+    assert [getattr(reading, "status", reading) for reading in first] == ["Running"] * 21
+    for _ in range(3):  # three more rounds, each awaited to its end
+        assert await subscriptions[0].next(fresh=True) is not None
+    for subscription in subscriptions:
+        subscription.close()
     # Round 1 reads its budget (1 + 3 pages) looking for the old job, then GetJobs it; the
     # later rounds read page 1 only (the 20 new jobs) and GetJob the old job directly.
-    listed_rounds = len(rounds)
-    assert emulator.backend.count("ListJobs") == 4 + (listed_rounds - 1)
-    old_rounds = sum(1 for _, n, _ in rounds if n == 21)
-    assert emulator.backend.count("GetJob") == old_rounds
+    assert emulator.backend.count("ListJobs") == 4 + 3
+    assert emulator.backend.count("GetJob") == 4
+    assert running_watchers() == {}
 
 
 async def test_failing_pages_back_off_the_watcher_and_only_a_deadline_ends_a_trigger(
@@ -303,6 +303,7 @@ async def test_a_watcher_that_breaks_fails_its_triggers_instead_of_hanging(
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(AIHCHook, "alist_job_page", broken)
+    monkeypatch.setattr(AIHCHook, "aget_job_summary", broken)  # a lone job's round too
     tasks = start([(POOL_A, j) for j in ids])
     events = [(await task)[0] for task in tasks.values()]
     assert [event.status for event in events] == ["error"] * 3
