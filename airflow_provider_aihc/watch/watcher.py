@@ -171,6 +171,7 @@ class PoolWatcher:
         self.failure: BaseException | None = None
         self._last_error: AIHCError | None = None
         self._unlisted_after: datetime | None = None
+        self._interval: float | None = None
         self._jobs: dict[str, _Job] = {}
         self._registry = registry
         self._wake = asyncio.Event()
@@ -183,8 +184,12 @@ class PoolWatcher:
 
     @property
     def interval(self) -> float:
-        """The shortest ``poll_interval`` of the triggers watching."""
-        return min((s.interval for job in self._jobs.values() for s in job.subs), default=1.0)
+        """The shortest ``poll_interval`` of the triggers watching (worked out again only
+        after the trigger that had it left)."""
+        if self._interval is None:
+            subs = (s.interval for job in self._jobs.values() for s in job.subs)
+            self._interval = min(subs, default=None)
+        return 1.0 if self._interval is None else self._interval
 
     def job(self, job_id: str) -> _Job:
         """The state of a watched job."""
@@ -194,6 +199,8 @@ class PoolWatcher:
         """Watch ``job_id`` for a trigger polling every ``interval`` seconds."""
         self.check_alive()
         shorter = bool(self._jobs) and interval < self.interval
+        if not self._jobs or shorter:
+            self._interval = interval
         job = self._jobs.get(job_id)
         if job is None:
             job = self._jobs[job_id] = _Job()
@@ -211,6 +218,8 @@ class PoolWatcher:
         if job is None or subscription not in job.subs:
             return
         job.subs.remove(subscription)
+        if self._interval is not None and subscription.interval <= self._interval:
+            self._interval = None  # it may have been the shortest: work it out when needed
         if not job.subs:
             del self._jobs[subscription.job_id]
         if not self._jobs:

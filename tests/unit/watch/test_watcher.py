@@ -181,6 +181,26 @@ async def test_pages_stop_once_every_job_is_seen_and_an_old_job_is_read_alone(
     assert running_watchers() == {}
 
 
+async def test_the_shortest_interval_paces_the_watcher_and_leaves_with_its_trigger(
+    emulator: EmulatorServer, rounds: list[tuple[str, int, float]]
+) -> None:
+    slow_id, fast_id = make_jobs(emulator, POOL_A, "pace", 2)
+    hook = shared_async_hook(CONN)
+    slow = subscribe(hook, POOL_A, slow_id, 30.0)
+    assert await slow.next() is not None  # round 1
+    [watcher] = running_watchers().values()
+    assert watcher.interval == 30.0
+    fast = subscribe(hook, POOL_A, fast_id, 0.1)  # wakes the 30 s pause
+    assert await fast.next() is not None
+    assert await fast.next(fresh=True) is not None
+    assert len(rounds) >= 3
+    assert rounds[-1][2] - rounds[0][2] < 5.0
+    fast.close()
+    assert watcher.interval == 30.0
+    slow.close()
+    assert running_watchers() == {}
+
+
 async def test_failing_pages_back_off_the_watcher_and_only_a_deadline_ends_a_trigger(
     emulator: EmulatorServer, rounds: list[tuple[str, int, float]]
 ) -> None:
