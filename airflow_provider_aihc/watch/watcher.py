@@ -56,7 +56,7 @@ WatcherKey = tuple[str, str, str | None]
 class _Job:
     """What a watcher knows of one watched job."""
 
-    __slots__ = ("created_at", "listed", "reading", "reads", "rounds", "subs", "version")
+    __slots__ = ("created_at", "missed_at", "reading", "reads", "rounds", "subs", "version")
 
     def __init__(self) -> None:
         self.subs: list[Subscription] = []
@@ -65,7 +65,7 @@ class _Job:
         self.reads = 0  # readings received (an answer, or a definite error)
         self.rounds = 0  # rounds that tried to read it, answered or not
         self.created_at: datetime | None = None
-        self.listed = True  # False once the pages of a round did not hold it: GetJob it
+        self.missed_at = 0  # pages read by the round that found it older than them
 
 
 class Subscription:
@@ -171,6 +171,7 @@ class PoolWatcher:
         self.failure: BaseException | None = None
         self._last_error: AIHCError | None = None
         self._unlisted_after: datetime | None = None
+        self._budget = 0
         self._interval: float | None = None
         self._jobs: dict[str, _Job] = {}
         self._registry = registry
@@ -289,32 +290,34 @@ class PoolWatcher:
         await self._notify(ids)
 
     async def _unlisted(self, ids: list[str]) -> list[str]:
-        """Read the pages; the jobs they did not hold, which get a GetJob each.  A job
-        older than the pages reach is not looked for in them again (one missed because
-        a deletion shifted the pages, or deleted, is).  A lone job is not listed at all: a
-        GetJob is one request too, and carries the pods.
+        """Read the pages; the jobs they did not hold, which get a GetJob each.  A round
+        reads at most :data:`EXTRA_PAGES` pages more than its jobs fill.  A job older than
+        the pages reached is not looked for in them again until that budget grows (more
+        triggers joined); one missed because a deletion shifted the pages, or deleted, is.
+        A lone job is not listed at all: a GetJob is one request too, and carries the pods.
 
         :raises AIHCError: a page failed and may be asked again.
         """
         if len(ids) == 1:
             return ids
-        wanted = {job_id for job_id in ids if self._jobs[job_id].listed}
+        from airflow_provider_aihc.hooks.aihc import LIST_PAGE_SIZE
+
+        self._budget = math.ceil(len(ids) / LIST_PAGE_SIZE) + EXTRA_PAGES
+        wanted = {job_id for job_id in ids if self._jobs[job_id].missed_at < self._budget}
         missing, oldest_read = await self._read_pages(wanted) if wanted else ([], None)
         self._unlisted_after = oldest_read
         return [job_id for job_id in ids if job_id not in wanted] + missing
 
     async def _read_pages(self, wanted: set[str]) -> tuple[list[str], datetime | None]:
-        """Read pages until every wanted job is seen; the ones not seen, and the creation
-        time of the oldest job read.
+        """Read pages (at most the round's budget) until every wanted job is seen; the
+        ones not seen, and the creation time of the oldest job read.
 
         :raises AIHCError: a retryable failure.
         """
-        from airflow_provider_aihc.hooks.aihc import LIST_PAGE_SIZE
-
         pending = set(wanted)
         received = 0
         oldest: datetime | None = None
-        for page_no in range(1, math.ceil(len(wanted) / LIST_PAGE_SIZE) + EXTRA_PAGES + 1):
+        for page_no in range(1, self._budget + 1):
             try:
                 page = await self.hook.alist_job_page(self.pool, page_no=page_no, queue=self.queue)
             except AIHCError as err:
@@ -366,7 +369,7 @@ class PoolWatcher:
         self._record(job_id, job)
         after = self._unlisted_after
         if after is not None and job.created_at is not None and job.created_at < after:
-            self._jobs[job_id].listed = False  # older than the pages reach: GetJob from now on
+            self._jobs[job_id].missed_at = self._budget  # out of reach until the budget grows
         return None
 
     def _record(self, job_id: str, reading: Reading) -> None:

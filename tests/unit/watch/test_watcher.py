@@ -181,6 +181,25 @@ async def test_pages_stop_once_every_job_is_seen_and_an_old_job_is_read_alone(
     assert running_watchers() == {}
 
 
+async def test_jobs_older_than_the_pages_are_listed_again_once_more_triggers_join(
+    emulator: EmulatorServer,
+) -> None:
+    emulator.backend.clock = lambda: time.time() - 3600
+    deep = make_jobs(emulator, POOL_A, "deep", 5)
+    emulator.backend.clock = time.time
+    rest = make_jobs(emulator, POOL_A, "rest", 495)
+    hook = shared_async_hook(CONN)
+    early = [subscribe(hook, POOL_A, job_id, 0.1) for job_id in deep + rest[-5:]]
+    await asyncio.gather(*(s.next() for s in early))  # round 1: a budget of 1 + 3 pages
+    assert (emulator.backend.count("ListJobs"), emulator.backend.count("GetJob")) == (4, 5)
+    late = [subscribe(hook, POOL_A, job_id, 0.1) for job_id in rest[:-5]]
+    await asyncio.gather(*(s.next() for s in late))  # round 2: 500 jobs, 5 + 3 pages
+    # The deep jobs are on page 5 and are read there, not by GetJob.
+    assert (emulator.backend.count("ListJobs"), emulator.backend.count("GetJob")) == (4 + 5, 5)
+    for subscription in early + late:
+        subscription.close()
+
+
 async def test_the_shortest_interval_paces_the_watcher_and_leaves_with_its_trigger(
     emulator: EmulatorServer, rounds: list[tuple[str, int, float]]
 ) -> None:
