@@ -37,6 +37,8 @@ from airflow_provider_aihc.models.job import (
     JobEvents,
     JobInfo,
     JobList,
+    JobStatusItem,
+    JobStatusPage,
     JobSummary,
     JobSummaryList,
     PodLogs,
@@ -198,13 +200,13 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         """Async :meth:`get_job_brief`."""
         return await self._acall(JobBrief.model_validate, GET_JOB, resource_pool_id, job_id=job_id)
 
-    async def aget_job_summary(
+    async def aget_job_status_item(
         self, job_id: str, resource_pool_id: str | None = None
-    ) -> JobSummary:
-        """GetJob read as a :class:`JobSummary`: :meth:`aget_job_brief` (status, pods,
-        reasons) plus the name, labels and creation time, as a list item has them."""
+    ) -> JobStatusItem:
+        """GetJob read as a :class:`JobStatusItem`: :meth:`aget_job_brief` (status, pods,
+        reasons) plus the creation time, as the status watcher reads list items."""
         return await self._acall(
-            JobSummary.model_validate, GET_JOB, resource_pool_id, job_id=job_id
+            JobStatusItem.model_validate, GET_JOB, resource_pool_id, job_id=job_id
         )
 
     async def alist_job_page(
@@ -214,16 +216,16 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         page_no: int = 1,
         queue: str | None = None,
         queue_id: str | None = None,
-    ) -> JobSummaryList:
+    ) -> JobStatusPage:
         """One page of ListJobs, newest first (``createdAt`` descending), each job read as
-        a :class:`JobSummary` (list items carry no pods).
+        a :class:`JobStatusItem` (list items carry no pods).
 
         :param page_no: the page, from 1; :data:`LIST_PAGE_SIZE` jobs a page.
         :param queue: only jobs of this queue (``None``: every queue).
         """
         params = _list_params(page_no, queue=queue, orderBy="createdAt", order="desc")
         return await self._acall(
-            JobSummaryList.model_validate, LIST_JOBS, resource_pool_id, queue_id, params=params
+            JobStatusPage.model_validate, LIST_JOBS, resource_pool_id, queue_id, params=params
         )
 
     async def aresource_pool(self, resource_pool_id: str | None = None) -> str:

@@ -36,9 +36,9 @@ from airflow_provider_aihc.watch.job import error_backoff
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
-    from airflow_provider_aihc.models.job import JobSummary
+    from airflow_provider_aihc.models.job import JobStatusItem
 
-    Reading = JobSummary | AIHCError
+    Reading = JobStatusItem | AIHCError
 
 log = logging.getLogger(__name__)
 
@@ -360,7 +360,7 @@ class PoolWatcher:
 
     async def _read_one(self, job_id: str) -> AIHCError | None:
         try:
-            job = await self.hook.aget_job_summary(job_id, self.pool)
+            job = await self.hook.aget_job_status_item(job_id, self.pool)
         except AIHCError as err:
             if is_retryable(err):
                 return err

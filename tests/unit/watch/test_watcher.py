@@ -342,7 +342,7 @@ async def test_a_watcher_that_breaks_fails_its_triggers_instead_of_hanging(
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(AIHCHook, "alist_job_page", broken)
-    monkeypatch.setattr(AIHCHook, "aget_job_summary", broken)  # a lone job's round too
+    monkeypatch.setattr(AIHCHook, "aget_job_status_item", broken)  # a lone job's round too
     tasks = start([(POOL_A, j) for j in ids])
     events = [(await task)[0] for task in tasks.values()]
     assert [event.status for event in events] == ["error"] * 3
