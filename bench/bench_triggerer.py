@@ -10,12 +10,15 @@ Three processes, as in a deployment:
   on their own (one status lasts 10^9 s) but their logs grow by one line per second while
   they run;
 * **the trigger process**, this script with ``--child``: it imports what a triggerer has
-  loaded (Airflow, our trigger, hook and models, httpx), notes its RSS, then runs one
+  loaded (Airflow, our trigger, hook and models, aiohttp), notes its RSS, then runs one
   asyncio event loop driving every trigger's ``run()`` to its first event, as the triggerer
   does, plus a 10 ms ticker that measures its own lateness (event-loop lag) and a 1 s
-  sampler of CPU time (``time.process_time``) and RSS. The connection comes from
-  ``AIRFLOW_CONN_AIHC_DEFAULT`` (``aget_connection``). New TCP connections are counted by
-  wrapping ``BaseEventLoop.create_connection`` (httpx, through anyio, opens them there);
+  sampler of CPU time (``time.process_time``) and RSS. The ticker and sampler run alone
+  for 2 s first: that idle loop's CPU is taken off the run's to give the triggers' own.
+  The triggers share their pool's watcher (``watch/watcher.py``); a poll is one job read
+  by one watcher round. The connection comes from ``AIRFLOW_CONN_AIHC_DEFAULT``
+  (``aget_connection``). New TCP connections are counted by wrapping
+  ``BaseEventLoop.create_connection``;
 * **the driver** (this script): creates N jobs through the API and sets them ``Running``
   (control API), starts the trigger process, and at staggered moments (spread evenly over
   60-120 s after the triggers start, in random order) sets each job ``Succeeded`` through
@@ -24,17 +27,18 @@ Three processes, as in a deployment:
   CPU (``/proc/<pid>/stat``) and the established connections to it (``/proc/net/tcp``).
 
 CPU is reported as the median over the poll cycles in which every trigger is alive (from
-one poll interval after the start, when every first poll has happened, to the first
-finish: five 10 s cycles in the full run), and over the whole run. HTTP requests are the
-emulator's own counters over the run.
+one poll interval after the start to the first finish: five 10 s cycles in the full run),
+and over the whole run. HTTP requests are the emulator's own counters over the run; the
+load average of the machine is printed beside the figures.
 
-Two baselines. **The floor**, measured in the same run (a second trigger process against a
-fresh emulator, same jobs, same schedule): one coroutine per job that wakes on the same
-0.1 s grid, sends one GET per poll on the same keep-alive pool with headers signed once up
-front, and only decodes the answer and reads its status: what the event loop, the
-sockets and the clock cost on this machine before any trigger logic (``--no-floor`` skips
-it). **The Databricks provider's** ``DatabricksExecutionTrigger``, measured earlier on this
-machine by the same method (1,000 runs, 10 s poll): its figures are constants here.
+Two baselines. **The per-job floor**, measured in the same run (a second trigger process
+against a fresh emulator, same jobs, same schedule): the design the watcher replaced at
+its cheapest, one coroutine per job that wakes on the same 0.1 s grid and sends one GET
+per poll on one aiohttp session of 16 connections, with headers signed once up front,
+and only decodes the answer and reads its status (``--no-floor`` skips it). **The
+Databricks provider's** ``DatabricksExecutionTrigger``, measured earlier on this machine
+by the same method without the ticker (1,000 runs, 10 s poll): its figures are constants
+here.
 
 ``--quick``: 50 triggers, 1 s poll, finishes 3-5 s after the start (about 20 s in all).
 ``--with-logs`` repeats the run with ``stream_logs=True``. ``--profile FILE`` runs the

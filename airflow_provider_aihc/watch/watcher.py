@@ -309,15 +309,18 @@ class PoolWatcher:
         return [job_id for job_id in ids if job_id not in wanted] + missing
 
     async def _read_pages(self, wanted: set[str]) -> tuple[list[str], datetime | None]:
-        """Read pages (at most the round's budget) until every wanted job is seen; the
-        ones not seen, and the creation time of the oldest job read.
+        """Read pages until every wanted job is seen, or, past the round's budget, until
+        reading on would cost more requests than a GetJob per job not seen; the ones not
+        seen, and the creation time of the oldest job read.
 
         :raises AIHCError: a retryable failure.
         """
+        from airflow_provider_aihc.hooks.aihc import LIST_MAX_PAGES, LIST_PAGE_SIZE
+
         pending = set(wanted)
         received = 0
         oldest: datetime | None = None
-        for page_no in range(1, self._budget + 1):
+        for page_no in range(1, LIST_MAX_PAGES + 1):
             try:
                 page = await self.hook.alist_job_page(self.pool, page_no=page_no, queue=self.queue)
             except AIHCError as err:
@@ -335,6 +338,9 @@ class PoolWatcher:
                 break
             if self._all_older(oldest, pending):
                 break
+            pages_left = math.ceil((page.total - received) / LIST_PAGE_SIZE)
+            if page_no >= self._budget and len(pending) <= pages_left:
+                break  # a GetJob each costs no more than the pages that may hold them
         return list(pending), oldest
 
     def _all_older(self, oldest_read: datetime | None, pending: Iterable[str]) -> bool:

@@ -185,18 +185,34 @@ async def test_jobs_older_than_the_pages_are_listed_again_once_more_triggers_joi
     emulator: EmulatorServer,
 ) -> None:
     emulator.backend.clock = lambda: time.time() - 3600
-    deep = make_jobs(emulator, POOL_A, "deep", 5)
+    deep = make_jobs(emulator, POOL_A, "deep", 2)
     emulator.backend.clock = time.time
-    rest = make_jobs(emulator, POOL_A, "rest", 495)
+    rest = make_jobs(emulator, POOL_A, "rest", 798)
     hook = shared_async_hook(CONN)
     early = [subscribe(hook, POOL_A, job_id, 0.1) for job_id in deep + rest[-5:]]
-    await asyncio.gather(*(s.next() for s in early))  # round 1: a budget of 1 + 3 pages
-    assert (emulator.backend.count("ListJobs"), emulator.backend.count("GetJob")) == (4, 5)
+    await asyncio.gather(*(s.next() for s in early))
+    # Round 1: a budget of 1 + 3 pages; 2 jobs left and 4 pages to go: two GetJobs.
+    assert (emulator.backend.count("ListJobs"), emulator.backend.count("GetJob")) == (4, 2)
     late = [subscribe(hook, POOL_A, job_id, 0.1) for job_id in rest[:-5]]
-    await asyncio.gather(*(s.next() for s in late))  # round 2: 500 jobs, 5 + 3 pages
-    # The deep jobs are on page 5 and are read there, not by GetJob.
-    assert (emulator.backend.count("ListJobs"), emulator.backend.count("GetJob")) == (4 + 5, 5)
+    await asyncio.gather(*(s.next() for s in late))  # round 2: 800 jobs, 8 + 3 pages
+    # The deep jobs are on page 8 and are read there, not by GetJob.
+    assert (emulator.backend.count("ListJobs"), emulator.backend.count("GetJob")) == (4 + 8, 2)
     for subscription in early + late:
+        subscription.close()
+
+
+async def test_past_the_budget_pages_are_read_on_while_cheaper_than_a_getjob_each(
+    emulator: EmulatorServer,
+) -> None:
+    ids = make_jobs(emulator, POOL_A, "start", 1000)
+    hook = shared_async_hook(CONN)
+    # A triggerer start: the first round holds only the triggers that joined first, here
+    # 150 jobs spread over all 10 pages (budget 2 + 3): reading the 5 pages past the
+    # budget costs less than 150 * 5 / 10 GetJobs.
+    subscriptions = [subscribe(hook, POOL_A, job_id, 0.1) for job_id in ids[::7][:150]]
+    await asyncio.gather(*(s.next() for s in subscriptions))
+    assert (emulator.backend.count("ListJobs"), emulator.backend.count("GetJob")) == (10, 0)
+    for subscription in subscriptions:
         subscription.close()
 
 
