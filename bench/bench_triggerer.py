@@ -322,6 +322,7 @@ class Run:
     gc_max: float
     gc_full: int
     spikes: list[tuple[float, float]]
+    spike_gcs: list[float]
     delay_median: float
     delay_p99: float
     delay_max: float
@@ -336,6 +337,12 @@ class Run:
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def gc_within(pauses: list[list[float]], at: float, lag: float) -> float:
+    """The longest full (generation 2) collection that ended during the stall that ended
+    at ``at`` and lasted ``lag`` (plus the 10 ms tick), in seconds; 0 when none did."""
+    return max((p[2] for p in pauses if p[1] == 2 and at - lag - 0.011 <= p[0] <= at), default=0.0)
 
 
 def cpu_between(samples: list[list[float]], t0: float, t1: float) -> float:
@@ -545,6 +552,7 @@ def summarize(
         gc_max=max((p[2] for p in pauses), default=0.0),
         gc_full=sum(1 for p in pauses if p[1] == 2),
         spikes=[(at - start, lag) for at, lag in result["spikes"]],
+        spike_gcs=[gc_within(pauses, at, lag) for at, lag in result["spikes"]],
         delay_median=statistics.median(delays),
         delay_p99=percentile(delays, 0.99),
         delay_max=max(delays),
@@ -707,7 +715,11 @@ def main(argv: list[str] | None = None) -> int:
             f"process: {run.emulator_cpu_percent:.1f}% of a core. Polls: {run.polls}. GC: "
             f"{run.gc_full} full collections, longest pause {run.gc_max * 1e3:.0f} ms."
         )
-        spikes = ", ".join(f"{lag * 1e3:.0f} ms at +{at:.1f} s" for at, lag in run.spikes[:5])
+        spikes = ", ".join(
+            f"{lag * 1e3:.0f} ms at +{at:.1f} s"
+            + (f" (a full GC of {gc * 1e3:.0f} ms in it)" if gc else "")
+            for (at, lag), gc in zip(run.spikes[:5], run.spike_gcs, strict=False)
+        )
         print(f"Largest event-loop stalls: {spikes or '-'}.")
         if same_kind is not None:
             f = same_kind
