@@ -13,9 +13,12 @@ Three processes, as in a deployment:
   loaded (Airflow, our trigger, hook and models, aiohttp), notes its RSS, then runs one
   asyncio event loop driving every trigger's ``run()`` to its first event, as the triggerer
   does, plus a 10 ms ticker that measures its own lateness (event-loop lag) and a 1 s
-  sampler of CPU time (``time.process_time``) and RSS. The connection comes from
-  ``AIRFLOW_CONN_AIHC_DEFAULT`` (``aget_connection``). New TCP connections are counted by
-  wrapping ``BaseEventLoop.create_connection`` (aiohttp opens them there);
+  sampler of CPU time (``time.process_time``) and RSS. The ticker and sampler run alone
+  for 2 s first: that idle loop's CPU is taken off the run's to give the triggers' own.
+  The triggers share their pool's watcher (``watch/watcher.py``); a poll is one job read
+  by one watcher round. The connection comes from ``AIRFLOW_CONN_AIHC_DEFAULT``
+  (``aget_connection``). New TCP connections are counted by wrapping
+  ``BaseEventLoop.create_connection``;
 * **the driver** (this script): creates N jobs through the API and sets them ``Running``
   (control API), starts the trigger process, and at staggered moments (spread evenly over
   60-120 s after the triggers start, in random order) sets each job ``Succeeded`` through
@@ -24,17 +27,18 @@ Three processes, as in a deployment:
   CPU (``/proc/<pid>/stat``) and the established connections to it (``/proc/net/tcp``).
 
 CPU is reported as the median over the poll cycles in which every trigger is alive (from
-one poll interval after the start, when every first poll has happened, to the first
-finish: five 10 s cycles in the full run), and over the whole run. HTTP requests are the
-emulator's own counters over the run.
+one poll interval after the start to the first finish: five 10 s cycles in the full run),
+and over the whole run. HTTP requests are the emulator's own counters over the run; the
+load average of the machine is printed beside the figures.
 
-Two baselines. **The floor**, measured in the same run (a second trigger process against a
-fresh emulator, same jobs, same schedule): one coroutine per job that wakes on the same
-0.1 s grid, sends one GET per poll on the same keep-alive pool with headers signed once up
-front, and only decodes the answer and reads its status: what the event loop, the
-sockets and the clock cost on this machine before any trigger logic (``--no-floor`` skips
-it). **The Databricks provider's** ``DatabricksExecutionTrigger``, measured earlier on this
-machine by the same method (1,000 runs, 10 s poll): its figures are constants here.
+Two baselines. **The per-job floor**, measured in the same run (a second trigger process
+against a fresh emulator, same jobs, same schedule): the design the watcher replaced at
+its cheapest, one coroutine per job that wakes on the same 0.1 s grid and sends one GET
+per poll on one aiohttp session of 16 connections, with headers signed once up front,
+and only decodes the answer and reads its status (``--no-floor`` skips it). **The
+Databricks provider's** ``DatabricksExecutionTrigger``, measured earlier on this machine
+by the same method without the ticker (1,000 runs, 10 s poll): its figures are constants
+here.
 
 ``--quick``: 50 triggers, 1 s poll, finishes 3-5 s after the start (about 20 s in all).
 ``--with-logs`` repeats the run with ``stream_logs=True``. ``--profile FILE`` runs the
@@ -87,13 +91,16 @@ BASELINE = {
     "delay_p99": 10.0,
     "lag_max": 0.40,
 }
+#: Issue 13's goals at 1,000 triggers (10 s poll); at 10,000 the CPU goal is ``GOALS_10K``.
 GOALS = {
-    "cpu_percent": 3.5,
+    "cpu_net_percent": 0.5,
     "rss_per_trigger_kb": 10.0,
-    "connections": 20,
-    "lag_max": 0.050,
-    "requests_per_job_poll": 1.0,
+    "connections": 16,
+    "lag_max": 0.100,
+    "requests_per_job_poll": 0.05,
+    "log_requests_per_job_poll": 1.0,
 }
+GOALS_10K = {"cpu_net_percent": 3.0}
 
 
 @dataclass
@@ -128,26 +135,26 @@ def emit(kind: str, payload: Any) -> None:
 def child_main(config_path: str) -> int:
     config = Config(**json.loads(Path(config_path).read_text()))
     # Everything a triggerer process has loaded before our triggers run.
-    import aiohttp  # noqa: F401
-    from yarl import URL
+    import aiohttp
+    import yarl
 
     import airflow_provider_aihc.hooks.aihc
     import airflow_provider_aihc.watch  # noqa: F401
     from airflow_provider_aihc.hooks._base import ApiRequest, ConnectionConfig, prepare
-    from airflow_provider_aihc.hooks._sessions import borrowed
     from airflow_provider_aihc.hooks.aihc import GET_JOB
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
-    from airflow_provider_aihc.watch import JobWatch, first_poll_delay
+    from airflow_provider_aihc.watch import first_poll_delay
     from airflow_provider_aihc.watch.flow import grid_sleep
+    from airflow_provider_aihc.watch.watcher import PoolWatcher
 
     polls = {"count": 0}
-    check = JobWatch.check
+    read_round = PoolWatcher.read_round
 
-    def counted_check(self: JobWatch) -> Any:  # one call = one poll
-        polls["count"] += 1
-        return check(self)
+    async def counted_round(self: PoolWatcher) -> None:  # a round reads every job once
+        polls["count"] += len(self.job_ids)
+        await read_round(self)
 
-    JobWatch.check = counted_check  # type: ignore[method-assign]
+    PoolWatcher.read_round = counted_round  # type: ignore[method-assign]
 
     gc_pauses: list[tuple[float, int, float]] = []
     gc_started = [0.0]
@@ -220,23 +227,25 @@ def child_main(config_path: str) -> int:
                 events[trigger.job_id] = (time.time(), event.payload["status"])
                 break
 
+        session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit_per_host=16, keepalive_timeout=120.0)
+        )
+
         async def floor_watch(job_id: str) -> str:
-            """The floor: the same wake-ups and one GET per poll on the triggers' shared
-            session, signed once up front, the answer decoded by ``json`` and its status
-            read, nothing else."""
+            """The floor: the same wake-ups and one GET per poll on one aiohttp session of 16
+            connections, signed once up front, the answer decoded by ``json`` and its
+            status read, nothing else."""
             signed = prepare(
                 ConnectionConfig(config.url, "aihc-emulator-ak", "aihc-emulator-sk"),
                 ApiRequest(GET_JOB, f"/api/v1/aijobs/{job_id}", (("resourcePoolId", POOL),)),
                 time.time(),
             )
+            url = yarl.URL(config.url + signed.target, encoded=True)
+            headers = {k: v for k, v in signed.headers.items() if k.lower() != "host"}
             await grid_sleep(first_poll_delay(job_id, config.poll_interval))
-            url = URL(signed.url, encoded=True)
             while True:
                 polls["count"] += 1
-                async with (
-                    borrowed("aihc_default", config.url) as lease,
-                    lease.http.get(url, headers=signed.headers) as answer,
-                ):
+                async with session.get(url, headers=headers) as answer:
                     body = await answer.read()
                 if json.loads(body)["result"]["status"] == "Succeeded":
                     return "success"
@@ -248,6 +257,7 @@ def child_main(config_path: str) -> int:
         emit("start", {"start": start, "rss_imports_kb": rss_imports})
         await asyncio.gather(*(watch(trigger) for trigger in triggers))
         end = time.time()
+        await session.close()
         samples.append((end, time.process_time(), read_status_kb("VmRSS")))
         stop.set()
         await asyncio.gather(*tasks)
@@ -294,6 +304,7 @@ class Run:
     stream_logs: bool
     floor: bool
     cpu_percent: float
+    cpu_net_percent: float
     cpu_per_cycle: float
     cpu_percent_all: float
     cpu_cycles: list[float]
@@ -306,10 +317,12 @@ class Run:
     requests: dict[str, int]
     requests_per_job: float
     requests_per_job_poll: float
+    log_requests_per_job_poll: float
     polls: int
     gc_max: float
     gc_full: int
     spikes: list[tuple[float, float]]
+    spike_gcs: list[float]
     delay_median: float
     delay_p99: float
     delay_max: float
@@ -324,6 +337,12 @@ class Run:
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))]
+
+
+def gc_within(pauses: list[list[float]], at: float, lag: float) -> float:
+    """The longest full (generation 2) collection that ended during the stall that ended
+    at ``at`` and lasted ``lag`` (plus the 10 ms tick), in seconds; 0 when none did."""
+    return max((p[2] for p in pauses if p[1] == 2 and at - lag - 0.011 <= p[0] <= at), default=0.0)
 
 
 def cpu_between(samples: list[list[float]], t0: float, t1: float) -> float:
@@ -513,6 +532,7 @@ def summarize(
         stream_logs=stream_logs,
         floor=floor,
         cpu_percent=100 * steady,
+        cpu_net_percent=100 * (steady - idle),
         cpu_per_cycle=steady * poll,
         cpu_percent_all=100 * whole,
         cpu_cycles=[100 * c for c in cycles],
@@ -525,10 +545,14 @@ def summarize(
         requests=requests,
         requests_per_job=trigger_requests / n,
         requests_per_job_poll=trigger_requests / result["polls"] if result["polls"] else 0.0,
+        log_requests_per_job_poll=(
+            requests.get("GetPodLogs", 0) / result["polls"] if result["polls"] else 0.0
+        ),
         polls=result["polls"],
         gc_max=max((p[2] for p in pauses), default=0.0),
         gc_full=sum(1 for p in pauses if p[1] == 2),
         spikes=[(at - start, lag) for at, lag in result["spikes"]],
+        spike_gcs=[gc_within(pauses, at, lag) for at, lag in result["spikes"]],
         delay_median=statistics.median(delays),
         delay_p99=percentile(delays, 0.99),
         delay_max=max(delays),
@@ -541,75 +565,91 @@ def summarize(
     )
 
 
-def report(run: Run, floor: Run | None, with_baseline: bool) -> list[str]:
-    """The table of one run, beside the floor measured in the same run and the Databricks
-    baseline when comparable."""
-    b = BASELINE
-    rows = [
-        ("CPU, % of one core (steady)", f"{run.cpu_percent:.2f}%", f"{b['cpu_percent']}%",
-         run.cpu_percent / b["cpu_percent"], f"<= {GOALS['cpu_percent']}%",
-         run.cpu_percent <= GOALS["cpu_percent"]),
-        ("CPU-s per poll cycle", f"{run.cpu_per_cycle:.3f}", f"{b['cpu_per_cycle']}",
-         run.cpu_per_cycle / b["cpu_per_cycle"], "", None),
-        ("Peak RSS (MB)", f"{run.peak_rss_mb:.1f}", f"{b['peak_rss_mb']}",
-         run.peak_rss_mb / b["peak_rss_mb"], "", None),
-        ("RSS per trigger (KB)", f"{run.rss_per_trigger_kb:.1f}", f"{b['rss_per_trigger_kb']}",
-         run.rss_per_trigger_kb / b["rss_per_trigger_kb"],
-         f"<= {GOALS['rss_per_trigger_kb']:.0f} KB",
-         run.rss_per_trigger_kb <= GOALS["rss_per_trigger_kb"]),
-        ("TCP connections opened", f"{run.connections}", f"{b['connections']}",
-         run.connections / b["connections"], f"<= {GOALS['connections']}",
-         run.connections <= GOALS["connections"]),
-        ("HTTP requests per job", f"{run.requests_per_job:.1f}", f"{b['requests_per_job']}",
-         run.requests_per_job / b["requests_per_job"], "", None),
-        ("HTTP requests per job per poll", f"{run.requests_per_job_poll:.2f}", "",
-         None, f"<= {GOALS['requests_per_job_poll']:.0f}",
-         run.requests_per_job_poll <= GOALS["requests_per_job_poll"] + 1e-9),
-        ("Event delay, median (s)", f"{run.delay_median:.2f}", f"{b['delay_median']}",
-         run.delay_median / b["delay_median"], "", None),
-        ("Event delay, p99 (s)", f"{run.delay_p99:.2f}", f"{b['delay_p99']}",
-         run.delay_p99 / b["delay_p99"], f"<= {run.poll + 0.5:g}",
-         run.delay_p99 <= run.poll + 0.5),
-        ("Event-loop lag, p99 (ms)", f"{run.lag_p99 * 1e3:.1f}", "", None, "", None),
-        ("Event-loop lag, max (ms)", f"{run.lag_max * 1e3:.1f}", f"{b['lag_max'] * 1e3:.0f}",
-         run.lag_max / b["lag_max"], f"<= {GOALS['lag_max'] * 1e3:.0f}",
-         run.lag_max <= GOALS["lag_max"]),
-    ]  # fmt: skip
-    floors: dict[str, tuple[str, float | None]] = {}
-    if floor is not None:
-        f = floor
-        floors = {
-            "CPU, % of one core (steady)": (
-                f"{f.cpu_percent:.2f}%",
-                run.cpu_percent / f.cpu_percent,
-            ),
-            "CPU-s per poll cycle": (f"{f.cpu_per_cycle:.3f}", run.cpu_per_cycle / f.cpu_per_cycle),
-            "Peak RSS (MB)": (f"{f.peak_rss_mb:.1f}", run.peak_rss_mb / f.peak_rss_mb),
-            "RSS per trigger (KB)": (f"{f.rss_per_trigger_kb:.1f}", None),
-            "TCP connections opened": (f"{f.connections}", None),
-            "HTTP requests per job": (f"{f.requests_per_job:.1f}", None),
-            "HTTP requests per job per poll": (f"{f.requests_per_job_poll:.2f}", None),
-            "Event delay, median (s)": (f"{f.delay_median:.2f}", None),
-            "Event delay, p99 (s)": (f"{f.delay_p99:.2f}", None),
-            "Event-loop lag, p99 (ms)": (f"{f.lag_p99 * 1e3:.1f}", None),
-            "Event-loop lag, max (ms)": (f"{f.lag_max * 1e3:.1f}", None),
-        }
-    lines = [
-        "| Metric | AIHCJobTrigger | floor (same run) | ours/floor | Databricks (earlier) "
-        "| ours/Databricks | goal | met |"
+def _row(
+    name: str,
+    ours: str,
+    floor: str = "",
+    floor_ratio: float | None = None,
+    theirs: str = "",
+    ratio: float | None = None,
+    goal: str = "",
+    met: bool | None = None,
+) -> str:
+    cells = [
+        name,
+        ours,
+        floor,
+        f"{floor_ratio:.2f}x" if floor_ratio is not None else "",
+        theirs,
+        f"{ratio:.2f}x" if ratio is not None else "",
+        goal,
+        "" if met is None else ("yes" if met else "**no**"),
     ]
-    lines.append("|---|---:|---:|---:|---:|---:|---|---|")
-    for name, ours, theirs, ratio, goal, met in rows:
-        if not with_baseline:
-            theirs, ratio = "", None
-        floor_text, floor_ratio = floors.get(name, ("", None))
-        ratio_text = f"{ratio:.2f}x" if ratio is not None else ""
-        floor_ratio_text = f"{floor_ratio:.2f}x" if floor_ratio is not None else ""
-        met_text = "" if met is None else ("yes" if met else "**no**")
-        lines.append(
-            f"| {name} | {ours} | {floor_text} | {floor_ratio_text} | {theirs} | {ratio_text} "
-            f"| {goal} | {met_text} |"
-        )
+    return "| " + " | ".join(cells) + " |"
+
+
+def _ratio(ours: float, base: float) -> float | None:
+    return ours / base if base > 0 else None
+
+
+def report(run: Run, floor: Run | None, with_baseline: bool) -> list[str]:
+    """The table of one run, beside the floor (the per-job GET poller) measured in the
+    same run and the Databricks figures when comparable."""
+    b = BASELINE if with_baseline else {}
+    f = floor
+    cpu_goal = GOALS_10K["cpu_net_percent"] if run.triggers >= 10_000 else GOALS["cpu_net_percent"]
+    db_cpu = b.get("cpu_percent")
+    lines = [
+        "| Metric | AIHCJobTrigger | per-job floor (same run) | ours/floor "
+        "| Databricks (earlier) | ours/Databricks | goal | met |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
+        _row("CPU the triggers cost, % of a core (run less idle loop)",
+             f"{run.cpu_net_percent:.2f}%", f"{f.cpu_net_percent:.2f}%" if f else "",
+             _ratio(run.cpu_net_percent, f.cpu_net_percent) if f else None,
+             f"{db_cpu}%" if db_cpu else "", run.cpu_net_percent / db_cpu if db_cpu else None,
+             f"<= {cpu_goal:g}%", run.cpu_net_percent <= cpu_goal),
+        _row("CPU of the run, % of a core (steady, idle loop included)",
+             f"{run.cpu_percent:.2f}%", f"{f.cpu_percent:.2f}%" if f else "",
+             _ratio(run.cpu_percent, f.cpu_percent) if f else None),
+        _row("Idle loop (10 ms ticker + sampler), % of a core",
+             f"{run.idle_cpu_percent:.2f}%", f"{f.idle_cpu_percent:.2f}%" if f else ""),
+        _row("Peak RSS (MB)", f"{run.peak_rss_mb:.1f}", f"{f.peak_rss_mb:.1f}" if f else "",
+             _ratio(run.peak_rss_mb, f.peak_rss_mb) if f else None,
+             f"{b['peak_rss_mb']}" if b else ""),
+        _row("RSS per trigger (KB)", f"{run.rss_per_trigger_kb:.1f}",
+             f"{f.rss_per_trigger_kb:.1f}" if f else "", None,
+             f"{b['rss_per_trigger_kb']}" if b else "", None,
+             f"<= {GOALS['rss_per_trigger_kb']:.0f} KB",
+             run.rss_per_trigger_kb <= GOALS["rss_per_trigger_kb"]),
+        _row("TCP connections opened", f"{run.connections}", f"{f.connections}" if f else "",
+             None, f"{b['connections']}" if b else "", None, f"<= {GOALS['connections']}",
+             run.connections <= GOALS["connections"]),
+        _row("HTTP requests per job (whole run)", f"{run.requests_per_job:.2f}",
+             f"{f.requests_per_job:.1f}" if f else "", None,
+             f"{b['requests_per_job']}" if b else ""),
+        _row("HTTP requests per job per poll", f"{run.requests_per_job_poll:.3f}",
+             f"{f.requests_per_job_poll:.2f}" if f else "", None, "", None,
+             f"<= {GOALS['requests_per_job_poll']}",
+             run.requests_per_job_poll <= GOALS["requests_per_job_poll"]),
+    ]  # fmt: skip
+    if run.stream_logs:
+        per_poll = run.log_requests_per_job_poll
+        met = per_poll <= 1.0 + 1e-9
+        name = "GetPodLogs per running job per poll"
+        lines.append(_row(name, f"{per_poll:.2f}", goal="<= 1", met=met))
+    lines += [
+        _row("Event delay after the flip, median (s)", f"{run.delay_median:.2f}",
+             f"{f.delay_median:.2f}" if f else "", None, f"{b['delay_median']}" if b else ""),
+        _row("Event delay after the flip, p99 (s)", f"{run.delay_p99:.2f}",
+             f"{f.delay_p99:.2f}" if f else "", None, f"{b['delay_p99']}" if b else "", None,
+             f"<= {run.poll + 1:g}", run.delay_p99 <= run.poll + 1),
+        _row("Event-loop lag, p99 (ms)", f"{run.lag_p99 * 1e3:.1f}",
+             f"{f.lag_p99 * 1e3:.1f}" if f else ""),
+        _row("Event-loop lag, max (ms)", f"{run.lag_max * 1e3:.1f}",
+             f"{f.lag_max * 1e3:.1f}" if f else "", None,
+             f"{b['lag_max'] * 1e3:.0f}" if b else "", None,
+             f"<= {GOALS['lag_max'] * 1e3:.0f}", run.lag_max <= GOALS["lag_max"]),
+    ]  # fmt: skip
     return lines
 
 
@@ -639,6 +679,7 @@ def main(argv: list[str] | None = None) -> int:
     finish = tuple(args.finish or ((3.0, 5.0) if args.quick else (60.0, 120.0)))
     import airflow
 
+    load_before = os.getloadavg()
     runs: list[Run] = []
     with tempfile.TemporaryDirectory(prefix="aihc-bench-triggerer-") as home:
         modes = [False, True] if args.with_logs else [False]
@@ -652,7 +693,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"Airflow {airflow.__version__}, Python {platform.python_version()} on "
         f"{platform.machine()}, {os.cpu_count()} CPUs; {n} triggers, {poll:g} s poll, jobs "
-        f"finishing {finish[0]:g}-{finish[1]:g} s after the start"
+        f"finishing {finish[0]:g}-{finish[1]:g} s after the start; load average (1, 5, "
+        f"15 min) {', '.join(f'{x:.2f}' for x in load_before)} before the runs, "
+        f"{', '.join(f'{x:.2f}' for x in os.getloadavg())} after"
     )
     failed = 0
     for run in runs:
@@ -672,15 +715,17 @@ def main(argv: list[str] | None = None) -> int:
             f"process: {run.emulator_cpu_percent:.1f}% of a core. Polls: {run.polls}. GC: "
             f"{run.gc_full} full collections, longest pause {run.gc_max * 1e3:.0f} ms."
         )
-        spikes = ", ".join(f"{lag * 1e3:.0f} ms at +{at:.1f} s" for at, lag in run.spikes[:5])
+        spikes = ", ".join(
+            f"{lag * 1e3:.0f} ms at +{at:.1f} s"
+            + (f" (a full GC of {gc * 1e3:.0f} ms in it)" if gc else "")
+            for (at, lag), gc in zip(run.spikes[:5], run.spike_gcs, strict=False)
+        )
         print(f"Largest event-loop stalls: {spikes or '-'}.")
         if same_kind is not None:
             f = same_kind
             print(
-                f"CPU less the idle loop: ours {run.cpu_percent - run.idle_cpu_percent:.2f}%, "
-                f"floor {f.cpu_percent - f.idle_cpu_percent:.2f}% (floor run: idle loop "
-                f"{f.idle_cpu_percent:.2f}%, {f.events_ok}/{f.triggers} finished, {f.polls} "
-                f"polls, {f.gc_full} full collections, longest pause {f.gc_max * 1e3:.0f} ms)."
+                f"Per-job floor run: {f.events_ok}/{f.triggers} finished, {f.polls} polls, "
+                f"{f.gc_full} full collections, longest pause {f.gc_max * 1e3:.0f} ms."
             )
         failed += run.triggers - run.events_ok
     if floor is not None:

@@ -46,6 +46,8 @@ from airflow_provider_aihc.models.job import (
     JobEvents,
     JobInfo,
     JobList,
+    JobStatusItem,
+    JobStatusPage,
     JobSummary,
     JobSummaryList,
     PodLogs,
@@ -215,6 +217,40 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
     async def aget_job_brief(self, job_id: str, resource_pool_id: str | None = None) -> JobBrief:
         """Async :meth:`get_job_brief`."""
         return await self._acall(JobBrief.model_validate, GET_JOB, resource_pool_id, job_id=job_id)
+
+    async def aget_job_status_item(
+        self, job_id: str, resource_pool_id: str | None = None
+    ) -> JobStatusItem:
+        """GetJob read as a :class:`JobStatusItem`: :meth:`aget_job_brief` (status, pods,
+        reasons) plus the creation time, as the status watcher reads list items."""
+        return await self._acall(
+            JobStatusItem.model_validate, GET_JOB, resource_pool_id, job_id=job_id
+        )
+
+    async def alist_job_page(
+        self,
+        resource_pool_id: str | None = None,
+        *,
+        page_no: int = 1,
+        queue: str | None = None,
+        queue_id: str | None = None,
+    ) -> JobStatusPage:
+        """One page of ListJobs, newest first (``createdAt`` descending), each job read as
+        a :class:`JobStatusItem` (list items carry no pods).
+
+        :param page_no: the page, from 1; :data:`LIST_PAGE_SIZE` jobs a page.
+        :param queue: only jobs of this queue (``None``: every queue).
+        """
+        params = _list_params(
+            page_no, filters={"queue": queue, "orderBy": "createdAt", "order": "desc"}
+        )
+        return await self._acall(
+            JobStatusPage.model_validate, LIST_JOBS, resource_pool_id, queue_id, params=params
+        )
+
+    async def aresource_pool(self, resource_pool_id: str | None = None) -> str:
+        """Async :meth:`resource_pool`."""
+        return _pool(await self.aconfig(), resource_pool_id, self.aihc_conn_id)
 
     def list_jobs(
         self,

@@ -58,6 +58,8 @@ __all__ = [
     "JobLabel",
     "JobList",
     "JobResource",
+    "JobStatusItem",
+    "JobStatusPage",
     "JobSummary",
     "JobSummaryList",
     "ListMeta",
@@ -370,7 +372,24 @@ class JobBrief(_BriefModel, _JobState):
         return self.pod_list.pods if self.pod_list else []
 
 
-class JobSummary(JobBrief):
+class JobStatusItem(JobBrief):
+    """A list-jobs item (or a get-job result) as the triggerer's status watcher reads it:
+    :class:`JobBrief` plus the creation time, which tells how deep in the pages it is."""
+
+    created_at: Timestamp = None
+    """When the job was created."""
+
+
+class JobStatusPage(_BriefModel):
+    """One page of list-jobs, read as :class:`JobStatusItem` items."""
+
+    total: Int = 0
+    """Number of jobs across all pages."""
+    jobs: Annotated[list[JobStatusItem], _EMPTY_OK] = Field(default_factory=list)
+    """Jobs on this page."""
+
+
+class JobSummary(JobStatusItem):
     """A list-jobs item as the operator's exactly-once lookup reads it: :class:`JobBrief`
     plus the name, labels and creation time (list items carry no pods)."""
 
@@ -378,8 +397,6 @@ class JobSummary(JobBrief):
     """Name of the job."""
     labels: Annotated[list[JobLabel], _EMPTY_OK] = Field(default_factory=list)
     """The job's labels."""
-    created_at: Timestamp = None
-    """When the job was created."""
 
     @property
     def labels_dict(self) -> dict[str, str]:

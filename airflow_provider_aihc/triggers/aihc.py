@@ -1,8 +1,10 @@
-"""The triggerer's side of a deferred wait: poll an AIHC job until it ends.
+"""The triggerer's side of a deferred wait: follow an AIHC job until it ends.
 
-AIHC actions used: GetJob, GetPodLogs, GetJobEvents, and StopJob (at the deadline, or when
-the task is killed).  Every call goes through the hook's async methods; the loop itself
-is :meth:`airflow_provider_aihc.watch.JobWatch.wait`, shared with the worker-side wait.
+AIHC actions used: ListJobs and GetJob (through the pool's watcher, shared by every
+trigger of the pool in the triggerer), GetJob for the pods, GetPodLogs, GetJobEvents, and
+StopJob (at the deadline, or when the task is killed).  Every call goes through the hook's
+async methods; what each status means is :class:`airflow_provider_aihc.watch.JobWatch`,
+shared with the worker-side wait.
 """
 
 from __future__ import annotations
@@ -28,9 +30,11 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
     JobEvent` as a payload) when it does, when the deadline passes, or when it cannot be
     watched.
 
-    Transient AIHC errors (no answer, 5xx, 429) are waited through with a growing pause.
-    The first poll comes after a delay fixed by the job id (less than ``poll_interval``),
-    so the triggers of a wide sweep do not all poll in the same instant.
+    The job's status is read by its pool's watcher (:mod:`airflow_provider_aihc.watch.
+    watcher`): one round of ListJobs pages per interval for every trigger of the pool in
+    this triggerer, and the trigger wakes only when its job's status changes (and, with
+    ``stream_logs``, every ``poll_interval`` to copy new log lines).  Transient AIHC errors
+    (no answer, 5xx, 429) are waited through with a growing pause.
 
     When the task is killed while deferred (marked failed or cleared), the job is stopped
     if ``cancel_on_kill``: on Airflow >= 3.3 through :meth:`on_kill`; before, through
@@ -40,7 +44,8 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
     :param job_id: the job.
     :param resource_pool_id: its pool; ``None`` = the connection's.
     :param aihc_conn_id: the ``aihc`` connection.
-    :param poll_interval: seconds between polls.
+    :param poll_interval: seconds between status reads (the watcher reads at the shortest
+        interval of its triggers) and between log reads.
     :param deadline: epoch seconds after which the wait ends with a ``timeout`` event.
     :param stop_on_timeout: stop the job at the deadline.
     :param cancel_on_kill: stop the job when the task is killed while deferred.
@@ -106,16 +111,17 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         return shared_async_hook(self.aihc_conn_id)
 
     async def run(self) -> AsyncIterator[TriggerEvent]:
-        """Poll until the job ends or the deadline passes; yield exactly one event."""
+        """Wait until the job ends or the deadline passes; yield exactly one event."""
         from airflow_provider_aihc.hooks._sessions import preload_async_stack
 
         await preload_async_stack()  # the hook, models and aiohttp: imported off the loop
-        from airflow_provider_aihc.watch import JobEvent, JobWatch, adrive, first_poll_delay
+        from airflow_provider_aihc.watch import JobEvent, JobWatch, first_poll_delay
         from airflow_provider_aihc.watch.flow import grid_sleep
+        from airflow_provider_aihc.watch.follow import JOIN_SPREAD_SECONDS, follow_job
 
         # A triggerer (re)start runs every trigger's first step in one turn of its loop:
         # wait first, and build the watch only after, so that the work is spread too.
-        delay = first_poll_delay(self.job_id, self.poll_interval)
+        delay = first_poll_delay(self.job_id, min(self.poll_interval, JOIN_SPREAD_SECONDS))
         if self.deadline is not None:
             delay = min(delay, max(0.0, self.deadline - time.time()))
         await grid_sleep(delay)
@@ -128,13 +134,14 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         )
         if self.stream_logs:
             watch.logs.since = self._log_resume_point()
-        flow = watch.wait(
-            poll_interval=self.poll_interval,
-            deadline=self.deadline,
-            stop_on_timeout=self.stop_on_timeout,
-        )
         try:
-            event = await adrive(flow, self.hook)
+            event = await follow_job(
+                self.hook,
+                watch,
+                poll_interval=self.poll_interval,
+                deadline=self.deadline,
+                stop_on_timeout=self.stop_on_timeout,
+            )
         except Exception as err:  # a bug or a broken connection: fail the task, never hang
             self.log.exception("Watching AIHC job %s failed", self.job_id)
             event = JobEvent("error", self.job_id, watch.tracker.status, f"{err}")

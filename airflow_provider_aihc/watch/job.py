@@ -111,21 +111,36 @@ class JobWatch:
         """One poll: the status (logged when it changes), new log lines, and the event
         once the job has ended; ``None`` while it runs or while AIHC fails transiently."""
         job = yield GetJob(self.job_id, self.pool)
+        return (yield from self.read(job))
+
+    def read(self, job: JobBrief | AIHCError) -> Flow[JobEvent | None]:
+        """Act on one reading of the job (a GetJob answer, a ListJobs item, or the error
+        that came instead): :meth:`check` without the request.  A reading without pods
+        (a list item) keeps the pod names read before."""
         if isinstance(job, AIHCError):
             return self._check_failed(job)
         self.errors = 0
-        self.pod_names = job.pod_names
+        self.pod_names = job.pod_names or self.pod_names
         self.tracker.observe(job.status)
-        if self.stream_logs and is_started(job.status):
-            # A queued job has no logs; not asking saves a request per pod per poll,
-            # for as long as a busy queue holds the job.
-            yield from self.logs.flow(self.pod_names)
+        yield from self.read_logs()
         if not job.is_terminal:
             self._failure_seen = False  # a fault-tolerant job came back: confirm anew
             return None
         if self._unconfirmed_failure(job):
             return None
         return (yield from final_event(self.job_id, job, self.pool))
+
+    def read_logs(self) -> Flow[None]:
+        """New log lines of the pods, when streaming and the job has started."""
+        if self.stream_logs and is_started(self.tracker.status or ""):
+            # A queued job has no logs; not asking saves a request per pod per poll,
+            # for as long as a busy queue holds the job.
+            yield from self.logs.flow(self.pod_names)
+
+    @property
+    def awaiting_confirmation(self) -> bool:
+        """A fault-tolerant job read ``Failed`` once: the next reading must be a new one."""
+        return self._failure_seen
 
     def wait(
         self,
@@ -152,19 +167,12 @@ class JobWatch:
                 return event
             if deadline is not None and self.clock() >= deadline:
                 waited = self.clock() - started
-                return (yield from self._timeout(waited, stop_on_timeout))
+                return (yield from self.expire(waited, stop_on_timeout))
             delay = self.next_delay(poll_interval)
 
     def next_delay(self, poll_interval: float) -> float:
         """The pause before the next poll: ``poll_interval``, longer while AIHC fails."""
-        if not self.errors:
-            return poll_interval
-        ceiling = max(poll_interval, MAX_ERROR_BACKOFF_SECONDS)
-        delay = min(poll_interval * 2.0 ** (self.errors - 1), ceiling)
-        error = self._last_error
-        if isinstance(error, AIHCThrottledError) and error.retry_after is not None:
-            delay = max(delay, min(error.retry_after, ceiling))
-        return delay
+        return error_backoff(poll_interval, self.errors, self._last_error)
 
     def _check_failed(self, error: AIHCError) -> JobEvent | None:
         if not is_retryable(error):  # no answer, 5xx, 429, a garbled answer: poll again
@@ -201,7 +209,9 @@ class JobWatch:
             return delay
         return max(0.0, min(delay, deadline - self.clock()))
 
-    def _timeout(self, waited: float, stop: bool) -> Flow[JobEvent]:
+    def expire(self, waited: float, stop: bool) -> Flow[JobEvent]:
+        """The ``timeout`` event after ``waited`` seconds; the job is stopped first when
+        ``stop``."""
         stopped = False
         if stop:
             answer = yield StopJob(self.job_id, self.pool)
@@ -223,6 +233,19 @@ class JobWatch:
             waited_seconds=waited,
             stopped=stopped,
         )
+
+
+def error_backoff(poll_interval: float, errors: int, last_error: AIHCError | None) -> float:
+    """The pause before the next poll after ``errors`` failed polls in a row: doubling from
+    ``poll_interval`` up to :data:`MAX_ERROR_BACKOFF_SECONDS` (or ``poll_interval`` when
+    longer), and never shorter than a 429's ``Retry-After`` (within that ceiling)."""
+    if not errors:
+        return poll_interval
+    ceiling = max(poll_interval, MAX_ERROR_BACKOFF_SECONDS)
+    delay = min(poll_interval * 2.0 ** (errors - 1), ceiling)
+    if isinstance(last_error, AIHCThrottledError) and last_error.retry_after is not None:
+        delay = max(delay, min(last_error.retry_after, ceiling))
+    return delay
 
 
 def first_poll_delay(job_id: str, poll_interval: float) -> float:

@@ -167,7 +167,7 @@ async def test_an_unexpected_exception_fires_an_error_event(
     def broken(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("airflow_provider_aihc.watch.JobWatch.check", broken)
+    monkeypatch.setattr("airflow_provider_aihc.watch.JobWatch.read", broken)
     event, _ = await fire(AIHCJobTrigger(job_id, POOL, **FAST))
     assert (event.status, event.message) == ("error", "boom")
 
