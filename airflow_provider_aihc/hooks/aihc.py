@@ -605,17 +605,8 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         **path_args: str,
     ) -> T:
         config = self.config
-        dialect = dialect_for(config.api_version)
-        request = _request(
-            config,
-            dialect,
-            self.aihc_conn_id,
-            endpoint,
-            resource_pool_id,
-            queue_id,
-            params,
-            body,
-            path_args,
+        dialect, request = self._prepare_call(
+            config, endpoint, resource_pool_id, queue_id, params, body, path_args
         )
         result = send(self.session, config, request, clock=self.clock, sleep=self.sleep)
         return _parse(parse, endpoint, dialect.answer(endpoint, result))
@@ -632,22 +623,31 @@ class AIHCHook(BaseHook):  # type: ignore[misc]
         **path_args: str,
     ) -> T:
         config = await self.aconfig()
-        dialect = dialect_for(config.api_version)
-        request = _request(
-            config,
-            dialect,
-            self.aihc_conn_id,
-            endpoint,
-            resource_pool_id,
-            queue_id,
-            params,
-            body,
-            path_args,
+        dialect, request = self._prepare_call(
+            config, endpoint, resource_pool_id, queue_id, params, body, path_args
         )
         result = await asend(
             self.aihc_conn_id, config, request, clock=self.clock, sleep=self.asleep
         )
         return _parse(parse, endpoint, dialect.answer(endpoint, result))
+
+    def _prepare_call(
+        self,
+        config: ConnectionConfig,
+        endpoint: Endpoint,
+        resource_pool_id: str | None,
+        queue_id: str | None,
+        params: Params,
+        body: Any,
+        path_args: Mapping[str, str],
+    ) -> tuple[Dialect, ApiRequest]:
+        """The connection's dialect and the request it makes of one call (both senders)."""
+        dialect = dialect_for(config.api_version)
+        request = _request(
+            config, dialect, self.aihc_conn_id, endpoint, resource_pool_id, queue_id,
+            params, body, path_args,
+        )  # fmt: skip
+        return dialect, request
 
 
 _ASYNC_HOOKS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AIHCHook]] = (
