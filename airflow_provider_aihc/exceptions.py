@@ -7,6 +7,8 @@
      │    └── AIHCValidationError  task input failed validation; lists every bad field  [F]
      ├── AIHCRefusedError         AIHC refused what no retry changes (400, 401/403, a 409
      │                            for a name another job holds); wraps the API error    [F]
+     ├── AIHCWatchRefusedError    a job cannot be watched for a reason no retry changes
+     │                            (400, 401/403, 404: no such job, or it was deleted)   [F]
      ├── AIHCTransportError       no HTTP answer (connection refused or dropped, timeout)
      ├── AIHCApiError             AIHC answered with an error (status, code, message, requestId)
      │    ├── AIHCAuthError        signature, access key or expiry rejected (401/403)
@@ -67,6 +69,22 @@ class AIHCRefusedError(AIHCError, AirflowFailException):  # type: ignore[misc]
         self.error = error
         detail = f"; {problem}" if problem else ""
         super().__init__(f"{error}{detail} (not retried: a retry would be refused alike)")
+
+
+class AIHCWatchRefusedError(AIHCError, AirflowFailException):  # type: ignore[misc]
+    """Watching a job was refused for a reason no retry changes (a 400, 401/403, or a 404:
+    the job does not exist or was deleted); the task fails without retries.
+
+    Raised where the wait ends (a sensor's poke, a deferred task's resumption), from the
+    watch's event, which carries AIHC's answer as text (code and requestId, no secrets).
+
+    :param job_id: the job.
+    :param message: what the watch said, AIHC's answer included.
+    """
+
+    def __init__(self, job_id: str, message: str) -> None:
+        self.job_id = job_id
+        super().__init__(f"{message} (not retried: a retry would be refused alike)")
 
 
 class AIHCTransportError(AIHCError):

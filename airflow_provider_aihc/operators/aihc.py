@@ -347,7 +347,7 @@ class AIHCCreateJobOperator(BaseOperator):
         return started + min(limits) if limits else None
 
     def _wait(self, context: Context, job_id: str, pool: str, deadline: float | None) -> str:
-        from airflow_provider_aihc.exceptions import AIHCError
+        from airflow_provider_aihc.exceptions import AIHCError, AIHCWatchRefusedError
         from airflow_provider_aihc.hooks._base import is_retryable
         from airflow_provider_aihc.watch import JobEvent, wait_for_job
 
@@ -355,8 +355,10 @@ class AIHCCreateJobOperator(BaseOperator):
             try:
                 job = self.hook.get_job(job_id, pool)
             except AIHCError as err:
-                if not is_retryable(err):  # no answer, 5xx, 429, a garbled answer
-                    raise
+                if not is_retryable(err):  # a 400, 401/403, 404 (deleted): no retry helps
+                    raise AIHCWatchRefusedError(
+                        job_id, f"Could not watch AIHC job {job_id}: {err}"
+                    ) from err
                 # The trigger waits through such errors; failing here would leave the job
                 # running unwatched when no retry is left.
                 self.log.warning("Could not check AIHC job %s (%s); deferring", job_id, err)

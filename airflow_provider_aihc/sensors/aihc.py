@@ -6,7 +6,8 @@ AIHC actions used: GetJob, GetPodLogs, GetJobEvents (a failed job's reason).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,9 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
     (a timeout fails the sensor and leaves the job running).  Input no retry can fix (an
     undefined or unusable connection, an unusable job id or pool, a job id pulled from a
     missing XCom) fails the task before any request, without retries, ``soft_fail`` or
-    not; AIHC's transient errors (no answer, 5xx, 429) only delay the next poke.
+    not; so does a job AIHC refuses to show (a 400, 401/403, or a 404: no such job, or it
+    was deleted), when it is watched.  AIHC's transient errors (no answer, 5xx, 429) only
+    delay the next poke.
 
     Modes:
 
@@ -117,7 +120,15 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         """Check the input first, outside Airflow's sensor loop, which would turn its
         failure into a skip under ``soft_fail``; then sense as usual."""
         self._check_input()
-        return super().execute(context)
+        with _refusals_fail(self):
+            return super().execute(context)
+
+    def resume_execution(
+        self, next_method: str, next_kwargs: dict[str, Any] | None, context: Context
+    ) -> Any:
+        """Resume after the trigger; a job no retry can watch fails, even with ``soft_fail``."""
+        with _refusals_fail(self):
+            return super().resume_execution(next_method, next_kwargs, context)
 
     def poke(self, context: Context) -> bool | PokeReturnValue:
         """One status check: logs the status when it changes and the new log lines;
@@ -228,6 +239,22 @@ def _config_problem(name: str, read: Callable[[], object]) -> list[tuple[str, st
     except AIHCConfigError as err:
         return [(name, str(err))]
     return []
+
+
+@contextmanager
+def _refusals_fail(sensor: AIHCJobSensor) -> Iterator[None]:
+    """Airflow's sensor turns a fail-fast exception into a skip under ``soft_fail``; a job
+    that cannot be watched (deleted, a wrong id, a refused key) is a mistake to fix, not a
+    run to skip: it fails (``never_fail`` still skips, as it skips everything)."""
+    from airflow_provider_aihc.exceptions import AIHCWatchRefusedError
+
+    try:
+        yield
+    except AirflowSkipException as skip:
+        refusal = skip.__cause__
+        if isinstance(refusal, AIHCWatchRefusedError) and not getattr(sensor, "never_fail", False):
+            raise refusal from refusal.__cause__
+        raise
 
 
 def _seconds(value: float | timedelta) -> float:

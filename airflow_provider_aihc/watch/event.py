@@ -6,7 +6,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
-from airflow_provider_aihc.exceptions import AIHCError, AIHCJobFailedError, AIHCJobTimeoutError
+from airflow_provider_aihc.exceptions import (
+    AIHCError,
+    AIHCJobFailedError,
+    AIHCJobTimeoutError,
+    AIHCWatchRefusedError,
+)
 from airflow_provider_aihc.watch.flow import Flow, GetJobEvents, Log, adrive, drive
 
 if TYPE_CHECKING:
@@ -29,6 +34,10 @@ class JobEvent:
     :param reason: the job's own failure reason, when AIHC gave one.
     :param waited_seconds: for ``timeout``, how long the wait lasted.
     :param stopped: for ``timeout``, whether the job was stopped.
+    :param retryable: for ``error``, whether a retry of the task may do better; ``False``
+        when AIHC refused for a reason no retry changes (a 400, 401/403, or a 404: the job
+        does not exist or was deleted).  An event without it (an older trigger's) is
+        retryable, as every ``error`` was.
     """
 
     status: EventStatus
@@ -38,6 +47,7 @@ class JobEvent:
     reason: str | None = None
     waited_seconds: float | None = None
     stopped: bool = False
+    retryable: bool = True
 
     def to_payload(self) -> dict[str, Any]:
         """Plain JSON values, for ``TriggerEvent``."""
@@ -68,6 +78,7 @@ class JobEvent:
             reason=cast("str | None", value["reason"]),
             waited_seconds=None if waited is None else float(cast(float, waited)),
             stopped=cast(bool, value["stopped"]),
+            retryable=cast(bool, value["retryable"]),
         )
 
     @classmethod
@@ -104,9 +115,15 @@ _PAYLOAD_RULES: tuple[tuple[str, str, Callable[[object], bool]], ...] = (
     ("reason", "a string or null", _is_optional_text),
     ("waited_seconds", "a number or null", _is_optional_number),
     ("stopped", "true or false", lambda v: isinstance(v, bool)),
+    ("retryable", "true or false", lambda v: isinstance(v, bool)),
 )
 #: Fields an older trigger may leave out.
-_DEFAULTS: dict[str, object] = {"reason": None, "waited_seconds": None, "stopped": False}
+_DEFAULTS: dict[str, object] = {
+    "reason": None,
+    "waited_seconds": None,
+    "stopped": False,
+    "retryable": True,
+}
 
 
 def complete(event: JobEvent, log: Log) -> str:
@@ -114,6 +131,8 @@ def complete(event: JobEvent, log: Log) -> str:
 
     :raises AIHCJobFailedError: the job failed or was stopped (its reason in the text).
     :raises AIHCJobTimeoutError: the deadline passed.
+    :raises AIHCWatchRefusedError: the job could not be watched for a reason no retry
+        changes (the task fails without its retries).
     :raises AIHCError: the job could not be watched.
     """
     if event.status == "success":
@@ -123,6 +142,8 @@ def complete(event: JobEvent, log: Log) -> str:
         raise AIHCJobFailedError(event.job_id, event.job_status or "unknown", event.reason)
     if event.status == "timeout":
         raise AIHCJobTimeoutError(event.job_id, event.waited_seconds or 0.0, event.stopped)
+    if not event.retryable:
+        raise AIHCWatchRefusedError(event.job_id, event.message)
     raise AIHCError(event.message)
 
 

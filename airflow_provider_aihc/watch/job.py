@@ -181,6 +181,7 @@ class JobWatch:
                 self.job_id,
                 self.tracker.status,
                 f"Could not watch AIHC job {self.job_id}: {error}",
+                retryable=False,
             )
         self.errors += 1
         self._last_error = error

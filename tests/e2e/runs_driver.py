@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -40,7 +41,8 @@ EXAMPLES = (
     "aihc_scheduled_retraining",
 )
 #: case id -> (dag id, steps); a step is ``run`` (a new DAG run), ``clear`` (clear the
-#: last run and run it again) or ``fault:<name>`` (queue the emulator faults of FAULTS).
+#: last run and run it again), ``fault:<name>`` (queue the emulator faults of FAULTS) or
+#: ``waiting:<action>`` (once the next run's job is being watched, do ACTIONS[action]).
 SERIES = {
     "clear_succeeded": ("series_train", ["run", "clear"]),
     "clear_lost_answer": ("series_sync", ["run", "fault:lost", "clear"]),
@@ -49,6 +51,10 @@ SERIES = {
     "undefined_template": ("series_undefined_template", ["run"]),
     "sensor_no_connection": ("series_sensor_no_connection", ["run"]),
     "sensor_missing_xcom": ("series_sensor_missing_xcom", ["run"]),
+    "sensor_missing_job": ("series_sensor_missing_job", ["run"]),
+    "sensor_missing_job_deferred": ("series_sensor_missing_job_deferred", ["run"]),
+    "deleted_while_waiting": ("series_train", ["waiting:delete", "run"]),
+    "unavailable_while_waiting": ("series_train", ["waiting:unavailable", "run"]),
 }
 #: The create lands but its answer is lost, and the lookups after it fail: the try cannot
 #: tell, fails, and its retry must find the job of *its* series.
@@ -59,6 +65,43 @@ FAULTS = {
         scenarios.error(503, operation="ListJobs", times=3),
     ]
 }
+
+
+def _delete(server: EmulatorServer, job_id: str, pool: str) -> None:
+    server.backend.delete_job(pool, job_id)
+
+
+def _unavailable(server: EmulatorServer, job_id: str, pool: str) -> None:
+    """A burst of 503s on every operation, then the job succeeds."""
+    server.backend.add_fault(scenarios.error(503, times=6))
+    until = time.monotonic() + 60
+    while server.backend.faults.pending() and time.monotonic() < until:
+        time.sleep(0.01)
+    server.backend.set_status(job_id, "Succeeded", hold=True)
+
+
+#: What a ``waiting:`` step does to the job once its wait has polled it a few times.
+ACTIONS = {"delete": _delete, "unavailable": _unavailable}
+
+
+def while_waiting(server: EmulatorServer, action: str) -> threading.Thread:
+    """Hold the next job ``Running`` as soon as it exists; once its wait has read it
+    (GetJob or ListJobs) a few more times, do ``ACTIONS[action]``."""
+
+    def watch() -> None:
+        until = time.monotonic() + 120
+        while not server.backend.jobs() and time.monotonic() < until:
+            time.sleep(0.005)
+        [job] = server.backend.jobs()
+        server.backend.set_status(job["jobId"], "Running", hold=True)
+        reads = server.backend.count("GetJob") + server.backend.count("ListJobs")
+        while server.backend.count("GetJob") + server.backend.count("ListJobs") < reads + 3:
+            time.sleep(0.005)
+        ACTIONS[action](server, job["jobId"], job["resourcePoolId"])
+
+    thread = threading.Thread(target=watch, name=f"runs-driver-{action}", daemon=True)
+    thread.start()
+    return thread
 
 
 def shorten_waits() -> None:
@@ -186,6 +229,9 @@ def run_case(dag: Any, steps: list[str], server: EmulatorServer) -> dict[str, An
             if step.startswith("fault:"):
                 server.backend.add_fault(*FAULTS[step.split(":", 1)[1]])
                 continue
+            if step.startswith("waiting:"):
+                while_waiting(server, step.split(":", 1)[1])
+                continue
             if step == "run":
                 last = new_run(dag)
             else:
@@ -194,7 +240,13 @@ def run_case(dag: Any, steps: list[str], server: EmulatorServer) -> dict[str, An
             runs.append({"step": step, **describe(last), "jobs": server.backend.jobs()})
     except BaseException as err:  # reported, never hidden
         error = "".join(traceback.format_exception(err))
-    return {"runs": runs, "error": error, "counts": server.backend.counts()}
+    answered_503 = sum(server.backend.count(op, 503) for op in server.backend.counts())
+    return {
+        "runs": runs,
+        "error": error,
+        "counts": server.backend.counts(),
+        "answered_503": answered_503,
+    }
 
 
 def main() -> None:

@@ -206,3 +206,36 @@ def test_a_sensor_with_input_no_retry_fixes_fails_at_the_first_try(
     assert _train(run, "wait") == ("failed", 1, 2)
     assert says in series_runs.output
     assert series_runs.cases[case_id]["counts"] == {}
+
+
+@pytest.mark.parametrize("case_id", ["sensor_missing_job", "sensor_missing_job_deferred"])
+def test_a_sensor_on_a_job_that_does_not_exist_fails_at_the_first_try(
+    series_runs: Results, case_id: str
+) -> None:
+    """Regression: a 404 for a well-formed job id became an error every try retried."""
+    [run] = series_runs.runs(case_id)
+    assert _train(run, "wait") == ("failed", 1, 2)
+    assert "Could not watch AIHC job pytorchjob-nosuchjob" in series_runs.output
+    assert "JobNotFound, HTTP 404, requestId" in series_runs.output
+
+
+def test_a_job_deleted_while_the_deferred_create_waits_fails_at_the_first_try(
+    series_runs: Results,
+) -> None:
+    """Regression: the trigger's ``error`` event for a deleted job was retried (and the
+    retry created a new job)."""
+    [run] = series_runs.runs("deleted_while_waiting")
+    assert _train(run) == ("failed", 1, 2)
+    assert series_runs.cases["deleted_while_waiting"]["counts"]["CreateJob"] == 1
+    assert "not retried: a retry would be refused alike" in series_runs.output
+
+
+def test_a_503_burst_while_the_deferred_create_waits_is_waited_through(
+    series_runs: Results,
+) -> None:
+    """5xx answers during the wait keep today's behaviour: the wait polls on."""
+    [run] = series_runs.runs("unavailable_while_waiting")
+    assert _train(run) == ("success", 1, 2)
+    case = series_runs.cases["unavailable_while_waiting"]
+    assert case["counts"]["CreateJob"] == 1
+    assert case["answered_503"] == 6

@@ -49,3 +49,9 @@ with _dag("series_sensor_no_connection"):  # nobody defined aihc_nowhere; fails,
 
 with _dag("series_sensor_missing_xcom"):  # "train" pushed nothing: the id renders "None"
     AIHCJobSensor(task_id="wait", job_id="{{ ti.xcom_pull(task_ids='train') }}", **RETRIES)
+
+with _dag("series_sensor_missing_job"):  # a well-formed id of no job: 404 JobNotFound
+    AIHCJobSensor(task_id="wait", job_id="pytorchjob-nosuchjob", **RETRIES)
+
+with _dag("series_sensor_missing_job_deferred"):
+    AIHCJobSensor(task_id="wait", job_id="pytorchjob-nosuchjob", deferrable=True, **RETRIES)

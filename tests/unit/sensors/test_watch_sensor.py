@@ -13,7 +13,12 @@ from watch_helpers import POOL, log_lines
 from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, scenarios
 from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
-from airflow_provider_aihc.exceptions import AIHCError, AIHCJobFailedError, AIHCValidationError
+from airflow_provider_aihc.exceptions import (
+    AIHCError,
+    AIHCJobFailedError,
+    AIHCValidationError,
+    AIHCWatchRefusedError,
+)
 from airflow_provider_aihc.links.aihc import AIHCJobLink
 from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
@@ -304,3 +309,24 @@ def test_soft_fail_does_not_skip_input_no_retry_can_fix(
     with pytest.raises(AIHCValidationError, match="'aihc_nowhere' is not defined"):
         watcher.execute(context)
     assert aihc_emulator.backend.requests == []
+
+
+def test_a_job_that_does_not_exist_fails_without_retries_even_with_soft_fail(
+    aihc_emulator: EmulatorServer, context: dict[str, Any]
+) -> None:
+    """Regression: a 404 for a well-formed job id was an AIHCError every try retried; and
+    Airflow's sensor loop would turn the fail-fast error into a skip under ``soft_fail``."""
+    for soft_fail in (False, True):
+        with pytest.raises(AIHCWatchRefusedError, match="JobNotFound, HTTP 404") as caught:
+            sensor("pytorchjob-nosuchjob", soft_fail=soft_fail).execute(context)
+        assert isinstance(caught.value, AirflowFailException)
+        assert "Could not watch AIHC job pytorchjob-nosuchjob" in str(caught.value)
+
+
+def test_a_refused_event_fails_the_resumed_sensor_even_with_soft_fail(
+    context: dict[str, Any],
+) -> None:
+    watcher = sensor("j-1", deferrable=True, soft_fail=True)
+    event = payload("error", message="404 JobNotFound", retryable=False)
+    with pytest.raises(AIHCWatchRefusedError, match="404 JobNotFound"):
+        watcher.resume_execution("execute_complete", {"event": event}, context)

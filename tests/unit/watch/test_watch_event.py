@@ -12,7 +12,12 @@ from hypothesis import strategies as st
 from watch_helpers import Recorder
 
 from airflow_provider_aihc.emulator.server import EmulatorServer
-from airflow_provider_aihc.exceptions import AIHCError, AIHCJobFailedError, AIHCJobTimeoutError
+from airflow_provider_aihc.exceptions import (
+    AIHCError,
+    AIHCJobFailedError,
+    AIHCJobTimeoutError,
+    AIHCWatchRefusedError,
+)
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.watch import EVENT_STATUSES, JobEvent, complete
 
@@ -26,6 +31,7 @@ events = st.builds(
     reason=st.none() | texts,
     waited_seconds=st.none() | st.floats(min_value=0, max_value=1e9),
     stopped=st.booleans(),
+    retryable=st.booleans(),
 )
 
 
@@ -45,6 +51,7 @@ def test_payload_is_plain_json() -> None:
         "reason": None,
         "waited_seconds": 3.5,
         "stopped": True,
+        "retryable": True,
     }
 
 
@@ -76,6 +83,7 @@ GOOD = {"status": "failed", "job_id": "j", "job_status": "Failed", "message": "m
         ({**GOOD, "waited_seconds": "10"}, "waited_seconds must be a number or null"),
         ({**GOOD, "waited_seconds": True}, "waited_seconds must be a number or null"),
         ({**GOOD, "stopped": "yes"}, "stopped must be true or false"),
+        ({**GOOD, "retryable": "no"}, "retryable must be true or false"),
     ],
 )
 def test_malformed_payloads_are_refused_naming_the_problem(payload: Any, named: str) -> None:
@@ -113,6 +121,29 @@ def test_complete_raises_timeout_and_error(log: Recorder) -> None:
     assert e.value.stopped
     with pytest.raises(AIHCError, match="job-1 was deleted"):
         complete(JobEvent("error", "job-1", None, "job-1 was deleted"), log)
+
+
+def test_an_error_no_retry_changes_fails_without_retries(log: Recorder) -> None:
+    from airflow_provider_aihc.version_compat import AirflowFailException
+
+    refused = JobEvent("error", "job-1", None, "404 JobNotFound", retryable=False)
+    with pytest.raises(AIHCWatchRefusedError, match=r"404 JobNotFound \(not retried") as e:
+        complete(JobEvent.from_payload(refused.to_payload()), log)
+    assert isinstance(e.value, AirflowFailException)
+    assert e.value.job_id == "job-1"
+
+
+def test_an_older_error_event_keeps_its_retries(log: Recorder) -> None:
+    """An event serialized before ``retryable`` existed is read as every error was."""
+    from airflow_provider_aihc.version_compat import AirflowFailException
+
+    old = {"status": "error", "job_id": "j", "job_status": None, "message": "m"}
+    old.update(reason=None, waited_seconds=None, stopped=False)
+    event = JobEvent.from_payload(old)
+    assert event.retryable
+    with pytest.raises(AIHCError) as e:
+        complete(event, log)
+    assert not isinstance(e.value, AirflowFailException)
 
 
 def test_from_job_success_and_pod_reason(
