@@ -224,8 +224,8 @@ def _number_extra(extra: Mapping[str, Any], key: str, default: float, *, whole: 
 
     :raises AIHCConfigError: naming the extra and what it may be.
     """
-    value = extra.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
+    value: Any = extra.get(key)
+    if _is_blank(value):
         return default
     number = math.nan
     if not isinstance(value, bool):
@@ -245,13 +245,18 @@ def _choice_extra(extra: Mapping[str, Any], key: str, allowed: Sequence[str]) ->
     :raises AIHCConfigError: naming the extra and the values it may take.
     """
     value = extra.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if _is_blank(value):
         return None
     if isinstance(value, str) and value.strip().lower() in allowed:
         return value.strip().lower()
     raise AIHCConfigError(
         f"extra {key} must be one of {', '.join(allowed)}, or empty; got {_shown(value)}"
     )
+
+
+def _is_blank(value: object) -> bool:
+    """An extra left empty: absent, ``null`` or blank text (connection forms save these)."""
+    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _shown(value: object) -> str:

@@ -10,6 +10,7 @@ from e2e_paths import AIRFLOW
 
 from airflow_provider_aihc.get_provider_info import get_provider_info
 from airflow_provider_aihc.hooks._base import (
+    API_VERSIONS,
     DEFAULT_CONNECT_TIMEOUT_SECONDS,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT_SECONDS,
@@ -71,6 +72,7 @@ def test_the_form_offers_the_regions_the_hook_knows_and_shows_its_defaults():
     """Issue 12: region as a drop-down, the timeouts and retries as fields with defaults."""
     fields = get_provider_info()["connection-types"][0]["conn-fields"]
     assert fields["region"]["schema"]["enum"] == list(REGION_HOSTS)
+    assert fields["api_version"]["schema"]["enum"] == list(API_VERSIONS)  # the hook's own
     defaults = {name: fields[name]["schema"].get("default") for name in fields}
     assert defaults["timeout"] == DEFAULT_TIMEOUT_SECONDS
     assert defaults["connect_timeout"] == DEFAULT_CONNECT_TIMEOUT_SECONDS
