@@ -70,6 +70,13 @@ def _job_id(args: Mapping[str, Any]) -> str:
     return job_id
 
 
+def _pod_name(args: Mapping[str, Any]) -> str:
+    pod_name = _str(args, "podName")
+    if not pod_name:
+        raise invalid_param("podName is required")
+    return pod_name
+
+
 def _choice(value: str | None, allowed: tuple[str, ...], name: str) -> str | None:
     if value is not None and value not in allowed:
         raise invalid_param(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -177,9 +184,7 @@ def _job_events(c: Call) -> dict[str, Any]:
 
 def _pod_events(c: Call) -> dict[str, Any]:
     args = c.fields()
-    pod_name = _str(args, "podName")
-    if not pod_name:
-        raise invalid_param("podName is required")
+    pod_name = _pod_name(args)
     return c.backend.pod_events(
         c.pool_id,
         _job_id(args),
@@ -192,9 +197,7 @@ def _pod_events(c: Call) -> dict[str, Any]:
 
 def _job_logs(c: Call) -> dict[str, Any]:
     args = c.fields()
-    pod_name = _str(args, "podName")
-    if not pod_name:
-        raise invalid_param("podName is required")
+    pod_name = _pod_name(args)
     return c.backend.pod_logs(
         c.pool_id,
         _job_id(args),
