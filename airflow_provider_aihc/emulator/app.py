@@ -33,7 +33,7 @@ from .routes import Call, Envelope, Route
 from .scenarios import PRE_FAULTS, Fault
 from .v1 import ROUTES
 from .v2 import ACTIONS
-from .verify import authenticate, query_pairs
+from .verify import authenticate, check_body_digest, query_pairs
 from .wire import Request, Response, error_response, json_response
 
 log = logging.getLogger(__name__)
@@ -150,6 +150,7 @@ class App:
                 request.headers,
                 self.wall_clock(),
             )
+            check_body_digest(request.headers, request.body)
             if route is None:
                 raise _no_route(request, path_known)
             if route.action is not None:
