@@ -43,7 +43,11 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
     "timeout": {
         "label": "Read timeout (seconds)",
         "description": "How long one attempt waits for AIHC's answer",
-        "schema": {"type": ["number", "null"], "default": DEFAULT_TIMEOUT_SECONDS, "exclusiveMinimum": 0},
+        "schema": {
+            "type": ["number", "null"],
+            "default": DEFAULT_TIMEOUT_SECONDS,
+            "exclusiveMinimum": 0,
+        },
     },
     "connect_timeout": {
         "label": "Connect timeout (seconds)",

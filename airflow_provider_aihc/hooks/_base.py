@@ -24,12 +24,6 @@ from urllib.parse import urlsplit
 
 from airflow_provider_aihc import __version__
 from airflow_provider_aihc.auth.signer import format_timestamp, provider_signed_headers, sign
-from airflow_provider_aihc.hooks._conncheck import (
-    host_problems,
-    refuse,
-    value_problems,
-    warn_insecure,
-)
 from airflow_provider_aihc.exceptions import (
     AIHCApiError,
     AIHCAuthError,
@@ -40,6 +34,12 @@ from airflow_provider_aihc.exceptions import (
     AIHCServerError,
     AIHCThrottledError,
     AIHCTransportError,
+)
+from airflow_provider_aihc.hooks._conncheck import (
+    host_problems,
+    refuse,
+    value_problems,
+    warn_insecure,
 )
 
 #: Region → endpoint host (aihc CLI ``configure.py`` ``host_dict``).
@@ -244,7 +244,7 @@ def _number_extra(extra: Mapping[str, Any], key: str, default: float, *, whole: 
     if not isinstance(value, bool):
         with contextlib.suppress(TypeError, ValueError, OverflowError):
             number = float(value)
-    if whole and math.isfinite(number) and number.is_integer() and 0 <= number:
+    if whole and math.isfinite(number) and number.is_integer() and number >= 0:
         if number <= MAX_RETRIES_LIMIT:
             return number
     elif not whole and math.isfinite(number) and number > 0:

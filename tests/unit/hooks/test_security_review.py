@@ -200,7 +200,8 @@ def test_the_async_sender_keeps_a_read_timeout() -> None:
 def test_userinfo_in_the_host_is_refused_and_not_shown(host: str) -> None:
     text = refused(conn(host))
     assert "host must not carry a user name or password" in text
-    assert "RegistryPw" not in text and "evil.example" not in text
+    assert "RegistryPw" not in text
+    assert "evil.example" not in text
 
 
 # -- F6: the backoff never overflows -------------------------------------------------------
