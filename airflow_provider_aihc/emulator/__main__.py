@@ -3,7 +3,10 @@
 Prints one line with the URL it listens on, then serves until SIGTERM or SIGINT.  It
 binds ``127.0.0.1`` unless ``--host`` says otherwise.  Jobs move with time by default
 (``--seconds-per-status``, ``--running-seconds``); ``--polls-per-status`` makes them move
-on polls instead.
+on polls instead.  The line also gives the control token that ``POST /_emulator/...``
+requests must send (``X-AIHC-Emulator-Token``): ``AIHC_EMULATOR_CONTROL_TOKEN`` when set,
+else a random one.  ``--loopback-host-only`` refuses every API request whose ``Host`` is
+not a loopback name, not only control requests.
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ import argparse
 import asyncio
 import ipaddress
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
 from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
+from .control import TOKEN_ENV
 from .jobs import Progression
 from .server import EmulatorServer
 
@@ -40,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--polls-per-status", type=int, default=None, help="move jobs on polls, not on time"
     )
     parser.add_argument("--running-polls", type=int, default=None)
+    parser.add_argument(
+        "--loopback-host-only",
+        action="store_true",
+        help="refuse every request whose Host is not 127.0.0.1, ::1 or localhost",
+    )
     parser.add_argument("--log-level", default="WARNING")
     return parser
 
@@ -61,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         access_key_id=args.access_key_id,
         secret_access_key=args.secret_access_key,
         progression=progression_from_args(args),
+        control_token=os.environ.get(TOKEN_ENV) or None,
+        loopback_host_only=args.loopback_host_only,
     )
     try:
         asyncio.run(_serve(server))
@@ -84,7 +96,7 @@ def _announce(server: EmulatorServer, url: str) -> None:
     scope = "localhost only" if _is_loopback(server.host) else "ALL interfaces of this address"
     print(
         f"AIHC emulator listening on {url} (bound to {server.host}: {scope}; "
-        f"access key id {server.access_key_id})",
+        f"access key id {server.access_key_id}; control token {server.control_token})",
         flush=True,
     )
 

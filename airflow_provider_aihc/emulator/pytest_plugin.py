@@ -2,7 +2,9 @@
 
 It starts an in-process :class:`~airflow_provider_aihc.emulator.EmulatorServer` (jobs move
 per poll), points the ``aihc_default`` connection at it through
-``AIRFLOW_CONN_AIHC_DEFAULT`` and yields the server::
+``AIRFLOW_CONN_AIHC_DEFAULT``, puts its control token in ``AIHC_EMULATOR_CONTROL_TOKEN``
+(for the processes a test starts: ``control.control_headers()`` reads it) and yields the
+server::
 
     def test_job(aihc_emulator):
         ...  # run the hook or the operator
@@ -29,6 +31,7 @@ CONN_ENV = "AIRFLOW_CONN_AIHC_DEFAULT"
 def aihc_emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
     """A running emulator, with ``aihc_default`` pointing at it."""
     from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID, DEFAULT_SECRET_ACCESS_KEY
+    from .control import TOKEN_ENV
     from .server import EmulatorServer
 
     server = EmulatorServer().start()
@@ -40,6 +43,7 @@ def aihc_emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
         "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
     }
     monkeypatch.setenv(CONN_ENV, json.dumps(connection))
+    monkeypatch.setenv(TOKEN_ENV, server.control_token)
     try:
         yield server
     finally:

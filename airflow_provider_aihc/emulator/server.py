@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -62,6 +63,9 @@ class EmulatorServer:
     :param clock: the jobs' clock, epoch seconds (signatures are checked against real time).
     :param backend: a ready backend, instead of ``progression``/``pools``/``clock``.
     :param body_timeout: seconds a client may take to send a body (then ``408``, closed).
+    :param control_token: the token control ``POST`` requests must carry; default a random
+        one per server (read it from :attr:`control_token`).
+    :param loopback_host_only: refuse every API request whose ``Host`` is not loopback.
     """
 
     def __init__(
@@ -76,13 +80,22 @@ class EmulatorServer:
         clock: Clock | None = None,
         backend: Backend | None = None,
         body_timeout: float = BODY_TIMEOUT_SECONDS,
+        control_token: str | None = None,
+        loopback_host_only: bool = False,
     ) -> None:
         self.host = host
         self.port = port
         self.access_key_id = access_key_id
         self.body_timeout = body_timeout
         self.backend = backend or Backend(pools=pools, progression=progression, clock=clock)
-        self.app = App(self.backend, {access_key_id: secret_access_key})
+        #: What control ``POST`` requests must send in ``X-AIHC-Emulator-Token``.
+        self.control_token = control_token or secrets.token_urlsafe(24)
+        self.app = App(
+            self.backend,
+            {access_key_id: secret_access_key},
+            control_token=self.control_token,
+            loopback_host_only=loopback_host_only,
+        )
         #: TCP connections accepted since the object was made.
         self.connections_total = 0
         self._runner: web.AppRunner | None = None

@@ -145,6 +145,8 @@ class ConnectionConfig:
     :param connect_timeout: connect timeout of one attempt, in seconds.
     :param max_retries: attempts after the first for retryable calls.
     :param api_version: the API generation spoken: ``v1`` (REST paths) or ``v2`` (actions).
+    :param user_id: the AIHC user the credentials belong to (the ``ai-user-id`` label AIHC
+        puts on that user's jobs), if the connection says; adoption then also requires it.
     """
 
     base_url: str
@@ -156,6 +158,7 @@ class ConnectionConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
     max_retries: int = DEFAULT_MAX_RETRIES
     api_version: str = "v1"
+    user_id: str | None = None
 
     @cached_property
     def host_header(self) -> str:
@@ -210,6 +213,7 @@ def config_from_connection(conn: Any) -> ConnectionConfig:
         connect_timeout=numbers["connect_timeout"],
         max_retries=int(numbers["max_retries"]),
         api_version=api_version,
+        user_id=str(extra.get("user_id") or "").strip() or None,
     )
 
 

@@ -266,7 +266,8 @@ def test_blank_optional_extras_take_their_defaults(
         ({"timeout": [30]}, f"{SECONDS} a list"),
         (
             {"max_retries": 2.5},
-            "extra max_retries must be a whole number from 0 to 20, or empty for the default 5; got 2.5",
+            "extra max_retries must be a whole number from 0 to 20, or empty for the default 5;"
+            " got 2.5",
         ),
         ({"max_retries": True}, "extra max_retries must be a whole number from 0 to 20"),
         ({"max_retries": -1}, "extra max_retries must be a whole number from 0 to 20"),
