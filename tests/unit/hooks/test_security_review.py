@@ -233,3 +233,13 @@ def test_pod_log_paging_stops_on_a_cycling_marker(
     lines: Iterator[str] = hook.iter_pod_log_lines("job-1", "pod-0")
     assert list(lines) == ["line after start", "line after A", "line after B"]
     assert asked == ["", "A", "B"]
+
+
+def test_a_refused_header_is_described_without_its_value() -> None:
+    from airflow_provider_aihc.hooks._transport import _describe
+
+    err = requests.exceptions.InvalidHeader(
+        "Invalid leading whitespace in header value: ' STS-LEADING-SPACE-TOKEN-abcdef'"
+    )
+    assert "STS-LEADING" not in _describe(err)
+    assert _describe(err).startswith("InvalidHeader")
