@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.version_compat import TaskDeferred
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "operators"))
-from operator_helpers import TaskInstanceStub, context_of  # noqa: E402
+from operator_helpers import TaskInstanceStub, context_of
 
 METRICS = {"loss": r"final loss: (\S+)"}
 LINES = "final loss: 0.5\nfinal loss: 0.25"
@@ -64,13 +65,14 @@ async def test_a_trigger_taken_over_mid_wait_gives_the_same_outputs(
         return [event.payload async for event in trigger.run()]
 
     started = asyncio.create_task(run(first))
-    while backend.job(job_id)["status"] != "Running":  # the first triggerer is mid-wait
-        await asyncio.sleep(0.01)
+    until = time.monotonic() + 60
+    while backend.job(job_id)["status"] != "Running" and time.monotonic() < until:  # noqa: ASYNC110 (the emulator's state, read from another thread)
+        await asyncio.sleep(0.01)  # the first triggerer is mid-wait
     started.cancel()  # it dies
     with pytest.raises(asyncio.CancelledError):
         await started
     assert backend.job(job_id)["status"] == "Running"
-    classpath, kwargs = first.serialize()
+    _classpath, kwargs = first.serialize()
     [payload] = await run(AIHCJobTrigger(**kwargs))  # another triggerer rebuilds it
 
     job_id_back = await asyncio.to_thread(deferred.execute_complete, context_of(ti), payload)

@@ -86,14 +86,15 @@ async def test_the_trigger_stops_a_job_held_in_the_queue(
     job_id = create("starved-deferred")
     trigger = AIHCJobTrigger(job_id, POOL, poll_interval=0.05, queue_timeout=0.5)
     # a triggerer that takes over runs the trigger rebuilt from its serialized form
-    classpath, kwargs = trigger.serialize()
+    _classpath, kwargs = trigger.serialize()
     rebuilt = AIHCJobTrigger(**kwargs)
     payloads = [event.payload async for event in rebuilt.run()]
     event = JobEvent.from_payload(payloads[0])
     assert (event.status, event.queued, event.stopped) == ("timeout", True, True)
     assert re.search(r"last status (Created|Scheduled); latest events: \S", event.message)
     assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
-    assert event.waited_seconds is not None and event.waited_seconds >= 0.5
+    assert event.waited_seconds is not None
+    assert event.waited_seconds >= 0.5
 
 
 async def test_the_trigger_leaves_a_running_job_alone(
@@ -101,8 +102,11 @@ async def test_the_trigger_leaves_a_running_job_alone(
 ) -> None:
     aihc_emulator.backend.add_script(scenarios.HoldJob(status="Running"))
     job_id = create("running-deferred")
-    while aihc_emulator.backend.job(job_id)["status"] != "Running":
-        AIHCHook().get_job_brief(job_id, POOL)  # each read moves it on
+    for _ in range(10):  # each read moves it on
+        if aihc_emulator.backend.job(job_id)["status"] == "Running":
+            break
+        AIHCHook().get_job_brief(job_id, POOL)
+    assert aihc_emulator.backend.job(job_id)["status"] == "Running"
     deadline = time.time() + 1.0
     trigger = AIHCJobTrigger(job_id, POOL, poll_interval=0.05, queue_timeout=0.2,
                              deadline=deadline, stop_on_timeout=False)  # fmt: skip

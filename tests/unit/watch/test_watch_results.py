@@ -96,9 +96,9 @@ def test_a_metric_older_than_the_first_window_is_found_further_back(
     outputs = drive_spec[1]
     everything = [
         line
-        for record in aihc_emulator.backend.pod_logs(
-            POOL, job_id, "res-old-master-0", marker=""
-        )["logs"]
+        for record in aihc_emulator.backend.pod_logs(POOL, job_id, "res-old-master-0", marker="")[
+            "logs"
+        ]
         for line in record.split("\n")
     ]
     expected = [line for line in everything if "| lm loss: " in line][-1]
@@ -124,7 +124,10 @@ def test_a_result_over_the_cap_fails() -> None:
 @pytest.mark.parametrize(
     ("metrics", "problem"),
     [
-        ({"loss": r"lm loss: [0-9.]+"}, "metrics['loss']: must have exactly one group (the value), has 0"),
+        (
+            {"loss": r"lm loss: [0-9.]+"},
+            "metrics['loss']: must have exactly one group (the value), has 0",
+        ),
         ({"loss": r"(a)(b)"}, "metrics['loss']: must have exactly one group (the value), has 2"),
         ({"bad": r"(unclosed"}, "metrics['bad']: is not a regular expression"),
     ],
