@@ -52,12 +52,13 @@ async def test_a_trigger_taken_over_mid_wait_gives_the_same_outputs(
     backend.add_script(scenarios.Output(match="res-", lines=LINES, result=RESULT, times=2))
 
     in_worker = TaskInstanceStub(task_id="res-sync")
-    await asyncio.to_thread(operator("res-sync").execute, context_of(in_worker))
+    # Called on the loop's thread: Airflow 2.11's executor safeguard is thread-local.
+    operator("res-sync").execute(context_of(in_worker))
 
     deferred = operator("res-deferred", deferrable=True)
     ti = TaskInstanceStub(task_id="res-deferred")
     with pytest.raises(TaskDeferred) as raised:
-        await asyncio.to_thread(deferred.execute, context_of(ti))
+        deferred.execute(context_of(ti))
     first: AIHCJobTrigger = raised.value.trigger
     job_id = first.job_id
 
@@ -75,7 +76,7 @@ async def test_a_trigger_taken_over_mid_wait_gives_the_same_outputs(
     _classpath, kwargs = first.serialize()
     [payload] = await run(AIHCJobTrigger(**kwargs))  # another triggerer rebuilds it
 
-    job_id_back = await asyncio.to_thread(deferred.execute_complete, context_of(ti), payload)
+    job_id_back = deferred.execute_complete(context_of(ti), payload)
     assert job_id_back == job_id
     assert ti.xcom["result"] == in_worker.xcom["result"] == {"best": [1, 2]}
     assert ti.xcom["metrics"] == in_worker.xcom["metrics"] == {"loss": 0.25}
