@@ -164,7 +164,7 @@ def publish(
         ti.xcom_push(key=XCOM_METRICS, value=summary["metrics"])
         ti.xcom_push(key=XCOM_JOB_SUMMARY, value=summary)
     log.info("%s", summary_line(summary))
-    emit_stats(summary, context, job)
+    emit_stats(summary, context, job, log)
     return summary
 
 
@@ -179,7 +179,9 @@ def summary_line(summary: Mapping[str, Any]) -> str:
     )
 
 
-def emit_stats(summary: Mapping[str, Any], context: Mapping[str, Any], job: JobInfo | None) -> None:
+def emit_stats(
+    summary: Mapping[str, Any], context: Mapping[str, Any], job: JobInfo | None, log: Log
+) -> None:
     """The summary's numbers as ``Stats`` gauges (and the durations as timers), tagged
     with the DAG, the task, the AIHC pool and the AIHC queue; missing numbers are not
     sent.  A metrics backend that fails never fails the task."""
@@ -209,8 +211,8 @@ def emit_stats(summary: Mapping[str, Any], context: Mapping[str, Any], job: JobI
         for metric, value in (summary.get("metrics") or {}).items():
             if isinstance(value, int | float):
                 backend.gauge(f"{STATS_PREFIX}.metric.{metric}", value, tags=tags)
-    except Exception:  # metrics are best effort
-        pass
+    except Exception as err:  # metrics are best effort
+        log.warning("Could not send the AIHC job summary to Airflow's Stats (%s)", err)
 
 
 def _accelerators(job: JobInfo | None) -> dict[str, float | int]:
