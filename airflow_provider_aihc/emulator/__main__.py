@@ -4,21 +4,25 @@ Prints one line with the URL it listens on, then serves until SIGTERM or SIGINT.
 binds ``127.0.0.1`` unless ``--host`` says otherwise.  Jobs move with time by default
 (``--seconds-per-status``, ``--running-seconds``); ``--polls-per-status`` makes them move
 on polls instead.
+
+``--execute`` runs each replica's command as a local process (``execute.py``): it runs
+whatever it is sent, so it refuses a non-loopback ``--host`` and, unless
+``--allow-default-credentials``, the documented default secret.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
 import signal
 import sys
 from collections.abc import Sequence
 
 from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
+from .execute import ExecuteSettings
 from .jobs import Progression
-from .server import EmulatorServer
+from .server import EmulatorServer, is_loopback
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +45,43 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--running-polls", type=int, default=None)
     parser.add_argument("--log-level", default="WARNING")
+    execute = parser.add_argument_group("running jobs for real (runs the commands it is sent)")
+    execute.add_argument(
+        "--execute", action="store_true", help="run each replica's command as a local process"
+    )
+    execute.add_argument(
+        "--mount",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="the local directory of datasource NAME (default: one per job)",
+    )
+    execute.add_argument(
+        "--execute-timeout", type=float, default=None, metavar="SECONDS",
+        help="stop (and fail) a job that runs longer",
+    )  # fmt: skip
+    execute.add_argument(
+        "--allow-default-credentials",
+        action="store_true",
+        help="execute even with the documented default secret access key",
+    )
     return parser
+
+
+def execute_settings(args: argparse.Namespace) -> ExecuteSettings | None:
+    """The settings of ``--execute`` (``None`` without it).
+
+    :raises SystemExit: a ``--mount`` that is not ``NAME=DIR``.
+    """
+    if not args.execute:
+        return None
+    mounts = {}
+    for item in args.mount:
+        name, sep, folder = item.partition("=")
+        if not (sep and name and folder):
+            raise SystemExit(f"aihc-emulator: --mount must be NAME=DIR, got {item!r}")
+        mounts[name] = folder
+    return ExecuteSettings(mounts=mounts, timeout=args.execute_timeout)
 
 
 def progression_from_args(args: argparse.Namespace) -> Progression:
@@ -55,13 +95,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the emulator until SIGTERM/SIGINT; returns the exit status."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
-    server = EmulatorServer(
-        host=args.host,
-        port=args.port,
-        access_key_id=args.access_key_id,
-        secret_access_key=args.secret_access_key,
-        progression=progression_from_args(args),
-    )
+    settings = execute_settings(args)
+    try:
+        server = EmulatorServer(
+            host=args.host,
+            port=args.port,
+            access_key_id=args.access_key_id,
+            secret_access_key=args.secret_access_key,
+            progression=progression_from_args(args),
+            execute=settings or False,
+            allow_default_credentials=args.allow_default_credentials,
+        )
+    except ValueError as exc:
+        print(f"aihc-emulator: {exc}", file=sys.stderr)
+        return 2
     try:
         asyncio.run(_serve(server))
     except OSError as exc:
@@ -81,21 +128,17 @@ async def _serve(server: EmulatorServer) -> None:
 
 
 def _announce(server: EmulatorServer, url: str) -> None:
-    scope = "localhost only" if _is_loopback(server.host) else "ALL interfaces of this address"
+    scope = "localhost only" if is_loopback(server.host) else "ALL interfaces of this address"
     print(
         f"AIHC emulator listening on {url} (bound to {server.host}: {scope}; "
         f"access key id {server.access_key_id})",
         flush=True,
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    if server.backend.executor is not None:
+        print(
+            "AIHC emulator: --execute is on: it RUNS the commands of the jobs it is sent",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

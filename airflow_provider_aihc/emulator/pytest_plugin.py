@@ -8,6 +8,10 @@ per poll), points the ``aihc_default`` connection at it through
         ...  # run the hook or the operator
         assert aihc_emulator.backend.count("CreateJob") == 1
 
+``aihc_emulator_execute`` is the same with ``--execute``: every job's replicas run as
+local processes (``execute.py``), under a secret made for the test, and no process of a
+job outlives the fixture.
+
 Importing this module costs nothing: no Airflow, and the emulator loads in the fixture.
 """
 
@@ -36,6 +40,32 @@ def aihc_emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
         "conn_type": "aihc",
         "login": DEFAULT_ACCESS_KEY_ID,
         "password": DEFAULT_SECRET_ACCESS_KEY,
+        "host": server.url,
+        "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
+    }
+    monkeypatch.setenv(CONN_ENV, json.dumps(connection))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def aihc_emulator_execute(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
+    """A running emulator that really runs jobs, with ``aihc_default`` pointing at it."""
+    import secrets
+
+    from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID
+    from .execute import ExecuteSettings
+    from .server import EmulatorServer
+
+    secret = secrets.token_urlsafe(24)
+    settings = ExecuteSettings(grace=2.0)
+    server = EmulatorServer(secret_access_key=secret, execute=settings).start()
+    connection = {
+        "conn_type": "aihc",
+        "login": DEFAULT_ACCESS_KEY_ID,
+        "password": secret,
         "host": server.url,
         "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
     }
