@@ -32,18 +32,11 @@ CONN_ENV = "AIRFLOW_CONN_AIHC_DEFAULT"
 @pytest.fixture
 def aihc_emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
     """A running emulator, with ``aihc_default`` pointing at it."""
-    from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID, DEFAULT_SECRET_ACCESS_KEY
+    from . import DEFAULT_SECRET_ACCESS_KEY
     from .server import EmulatorServer
 
     server = EmulatorServer().start()
-    connection = {
-        "conn_type": "aihc",
-        "login": DEFAULT_ACCESS_KEY_ID,
-        "password": DEFAULT_SECRET_ACCESS_KEY,
-        "host": server.url,
-        "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
-    }
-    monkeypatch.setenv(CONN_ENV, json.dumps(connection))
+    _point_default_connection(monkeypatch, server, DEFAULT_SECRET_ACCESS_KEY)
     try:
         yield server
     finally:
@@ -55,13 +48,25 @@ def aihc_emulator_execute(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorS
     """A running emulator that really runs jobs, with ``aihc_default`` pointing at it."""
     import secrets
 
-    from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID
     from .execute import ExecuteSettings
     from .server import EmulatorServer
 
     secret = secrets.token_urlsafe(24)
     settings = ExecuteSettings(grace=2.0)
     server = EmulatorServer(secret_access_key=secret, execute=settings).start()
+    _point_default_connection(monkeypatch, server, secret)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _point_default_connection(
+    monkeypatch: pytest.MonkeyPatch, server: EmulatorServer, secret: str
+) -> None:
+    """``aihc_default`` (an environment variable) pointing at ``server``."""
+    from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID
+
     connection = {
         "conn_type": "aihc",
         "login": DEFAULT_ACCESS_KEY_ID,
@@ -70,7 +75,3 @@ def aihc_emulator_execute(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorS
         "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
     }
     monkeypatch.setenv(CONN_ENV, json.dumps(connection))
-    try:
-        yield server
-    finally:
-        server.stop()
