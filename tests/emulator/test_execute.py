@@ -105,7 +105,8 @@ def test_every_replica_runs_with_the_distributed_environment_and_its_output_is_i
     job = wait_for("the job to end", lambda: ended(client, job_id))
 
     assert job["status"] == "Succeeded"
-    master, worker = pod_log(client, job_id, "twin-master-0"), pod_log(client, job_id, "twin-worker-0")
+    master = pod_log(client, job_id, "twin-master-0")
+    worker = pod_log(client, job_id, "twin-worker-0")
     [m_line] = [line for line in master if line.startswith("rank=")]
     [w_line] = [line for line in worker if line.startswith("rank=")]
     assert m_line.startswith("rank=0 world=2 addr=127.0.0.1 port=")
@@ -120,7 +121,8 @@ def test_every_replica_runs_with_the_distributed_environment_and_its_output_is_i
 
 
 def test_the_log_is_live_while_the_job_runs(client: Client) -> None:
-    job_id = create(client, "live", "echo first; while [ ! -e go ]; do sleep 0.05; done; echo second")
+    command = "echo first; while [ ! -e go ]; do sleep 0.05; done; echo second"
+    job_id = create(client, "live", command)
 
     wait_for("the first line", lambda: "first" in pod_log(client, job_id, "live-master-0"))
     assert client.status(job_id) == "Running"
