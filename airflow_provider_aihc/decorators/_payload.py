@@ -15,7 +15,9 @@ Stdlib only; no pickling, so the job's Python need not be the worker's.
   strings exceeds ``MAX_ARG_STRLEN`` (128 KiB), and the job's spec is also held whole in
   Kubernetes objects; half that limit leaves room for the rest.  No AIHC document states a
   limit of its own for ``envs``.
-* Every replica runs :data:`BOOTSTRAP` with ``python3``; rank 0 prints the return value as
+* Every replica runs :data:`BOOTSTRAP` with ``python3``: it compiles the source with
+  postponed annotations (they name the DAG file's imports, absent in the job; defaults are
+  evaluated, so they must be literals) and calls the function; rank 0 prints the return value as
   the result marker line, ``AIHC_RESULT <json>``, at most :data:`MAX_RESULT_BYTES` (the
   CRI log format splits longer lines, 16 KiB by default in containerd, which would break
   the marker's JSON).  An exception propagates: Python prints its traceback, exits 1, the
@@ -48,18 +50,23 @@ PAYLOAD_VERSION = 1
 
 #: What every replica runs (``python3 -c``): stdlib only, for any Python 3 of the image.
 BOOTSTRAP = f"""\
-import json, linecache, os, sys
+import __future__, json, linecache, os, sys, traceback
 p = json.loads(os.environ["{PAYLOAD_ENV}"])
 src = "\\n" * (p["line"] - 1) + p["source"]
 linecache.cache[p["file"]] = (len(src), None, src.splitlines(True), p["file"])
 space = {{"__name__": "__aihc_job__"}}
-exec(compile(src, p["file"], "exec"), space)
-value = space[p["name"]](*p["args"], **p["kwargs"])
-if os.environ.get("RANK", "0") == "0":
-    out = json.dumps(value, allow_nan=False)
-    if len(out) > {MAX_RESULT_BYTES}:
+lazy = __future__.annotations.compiler_flag  # annotations name the DAG file's imports
+try:  # traceback prints the source lines from linecache (Python's own hook cannot)
+    exec(compile(src, p["file"], "exec", flags=lazy, dont_inherit=True), space)
+    value = space[p["name"]](*p["args"], **p["kwargs"])
+    out = json.dumps(value, allow_nan=False) if os.environ.get("RANK", "0") == "0" else None
+    if out is not None and len(out) > {MAX_RESULT_BYTES}:
         raise ValueError("the return value is %d bytes as JSON; at most {MAX_RESULT_BYTES} "
                          "travel back (write larger results to storage)" % len(out))
+except Exception:
+    traceback.print_exc()
+    sys.exit(1)
+if out is not None:
     sys.stdout.flush()
     print("{RESULT_MARKER}" + out, flush=True)
 """
