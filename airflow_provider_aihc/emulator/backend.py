@@ -269,7 +269,7 @@ class Backend:
             else:
                 context = views.pod_context(job, pod)
                 picked, offset = select(job.log.entries, **window)
-                lines = [render(entry, context, job.log.iterations) for entry in picked]
+                lines = [render(entry, context, job.log.iterations, job.log) for entry in picked]
         if keywords:
             lines = [line for line in lines if keywords in line]
         return {

@@ -125,6 +125,14 @@ class AIHCCreateJobOperator(BaseOperator):
     :param cancel_on_kill: stop the job when the task is killed, times out or is marked
         failed; ``False`` keeps it running (e.g. for a graceful worker drain).
     :param stream_logs: copy the job's new log lines into the task log while waiting.
+    :param result_marker: when waiting, the last line of the first replica's log that
+        contains it, followed by one JSON value, is the job's result (XCom ``result``);
+        ``None`` reads no result.  See docs/results.md.
+    :param metrics: ``{name: regex with one group}``; when waiting, the last match of each
+        in the first replica's log (a float where it parses) goes to XCom ``metrics``.
+        With the job summary (XCom ``job_summary``), read however the task waits.
+    :param queue_timeout: seconds the job may wait for resources (``Created``/``Scheduled``)
+        before it is stopped and the task fails; separate from ``timeout``.
     :param aihc_conn_id: the ``aihc`` connection.
     """
 
@@ -179,10 +187,19 @@ class AIHCCreateJobOperator(BaseOperator):
         timeout: float | None = None,
         cancel_on_kill: bool = True,
         stream_logs: bool = True,
+        result_marker: str | None = "AIHC_RESULT ",
+        metrics: Mapping[str, str] | None = None,
+        queue_timeout: float | None = None,
         aihc_conn_id: str = "aihc_default",
         **kwargs: Any,
     ) -> None:
+        from airflow_provider_aihc.watch.results import OutputSpec
+
         super().__init__(**kwargs)
+        self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request
+        self.result_marker = result_marker
+        self.metrics = dict(metrics or {})
+        self.queue_timeout = queue_timeout
         self.name = name
         self.image = image
         self.command = command
@@ -224,6 +241,7 @@ class AIHCCreateJobOperator(BaseOperator):
         self.aihc_conn_id = aihc_conn_id
         self.job_id: str | None = None
         self._job_pool: str | None = None
+        self._job_summary: dict[str, Any] | None = None
 
     @cached_property
     def hook(self) -> AIHCHook:
@@ -292,6 +310,7 @@ class AIHCCreateJobOperator(BaseOperator):
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
         from airflow_provider_aihc.models.build import build_create_request
         from airflow_provider_aihc.operators._checks import connection_problems, wait_problems
+        from airflow_provider_aihc.watch.queue import queue_timeout_problems
 
         errors: list[tuple[str, str]] = []
         request = None
@@ -307,6 +326,7 @@ class AIHCCreateJobOperator(BaseOperator):
             # Checked now, not when the wait starts: by then the job exists and would be
             # left running by the task's failure.
             errors.extend(wait_problems(self.poll_interval, self.timeout))
+            errors.extend(queue_timeout_problems(self.queue_timeout))
         connection = connection_problems(self.hook)
         errors.extend(connection)
         if not connection:
@@ -365,7 +385,7 @@ class AIHCCreateJobOperator(BaseOperator):
                 self._defer(job_id, pool, deadline)
             if not job.is_terminal:
                 self._defer(job_id, pool, deadline)
-            return self._finish(JobEvent.from_job(self.hook, job))
+            return self._finish(JobEvent.from_job(self.hook, job), context)
         event = wait_for_job(
             self.hook,
             job_id,
@@ -375,8 +395,9 @@ class AIHCCreateJobOperator(BaseOperator):
             stop_on_timeout=self.cancel_on_kill,
             stream_logs=self.stream_logs,
             log=self.log,
+            queue_timeout=self.queue_timeout,
         )
-        return self._finish(event)
+        return self._finish(event, context)
 
     def _defer(self, job_id: str, pool: str, deadline: float | None) -> None:
         from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
@@ -392,6 +413,7 @@ class AIHCCreateJobOperator(BaseOperator):
                 cancel_on_kill=self.cancel_on_kill,
                 stream_logs=self.stream_logs,
                 deferred_at=time.time(),
+                queue_timeout=self.queue_timeout,
             ),
             method_name=DEFER_METHOD_NAME,
         )
@@ -402,12 +424,19 @@ class AIHCCreateJobOperator(BaseOperator):
 
         job_event = JobEvent.from_payload(event)
         self.job_id = job_event.job_id  # this process's own record of the job (the link's)
-        return self._finish(job_event)
+        return self._finish(job_event, context)
 
-    def _finish(self, event: JobEvent) -> str:
+    def _finish(self, event: JobEvent, context: Context) -> str:
+        """Push the job's result, metrics and summary (however it was waited for), then
+        return the job id or raise with the job's reason."""
         from airflow_provider_aihc.watch import complete
+        from airflow_provider_aihc.watch.summary import deliver
 
         self.job_id = event.job_id  # for lineage: a resumed task is a new operator object
+        pool = self._job_pool or self.resource_pool_id or None
+        push = bool(self.do_xcom_push)
+        summary = deliver(self.hook, event, pool, self.outputs, context, self.log, push=push)
+        self._job_summary = summary
         return complete(event, self.log)
 
     def on_kill(self) -> None:
@@ -449,7 +478,13 @@ class AIHCCreateJobOperator(BaseOperator):
 
         pool = self._job_pool or self.resource_pool_id or None  # None: the connection's
         return job_lineage(
-            self.hook, self.job_id, pool, self.outlets, with_inputs=True, log=self.log
+            self.hook,
+            self.job_id,
+            pool,
+            self.outlets,
+            with_inputs=True,
+            log=self.log,
+            summary=self._job_summary,
         )
 
 

@@ -81,6 +81,7 @@ def _logs(a: Args) -> dict[str, Any]:
     return a.job(
         podName=a.path["pod_name"],
         startTime=a.number("startTime"),
+        endTime=a.number("endTime"),
         maxLines=a.number("maxLines"),
         marker=a.params.get("marker"),
     )
