@@ -66,9 +66,9 @@ try:  # traceback prints the source lines from linecache (Python's own hook cann
 except Exception:
     traceback.print_exc()
     sys.exit(1)
-if out is not None:
+if out is not None and p["marker"]:
     sys.stdout.flush()
-    print("{RESULT_MARKER}" + out, flush=True)
+    print(p["marker"] + out, flush=True)
 """
 
 
@@ -115,8 +115,16 @@ def function_source(function: Callable[..., Any]) -> tuple[str, str, int]:
     return "".join(kept), file, max(first, 1)
 
 
-def build(function: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+def build(
+    function: Callable[..., Any],
+    args: Sequence[Any],
+    kwargs: Mapping[str, Any],
+    marker: str | None = RESULT_MARKER,
+) -> str:
     """The payload (ASCII JSON) of one call of ``function``.
+
+    :param marker: what rank 0 prints before its return value (the operator's
+        ``result_marker``); ``None``: the value is not printed.
 
     :raises PayloadError: naming every argument that is not JSON, or the size.
     """
@@ -138,6 +146,7 @@ def build(function: Callable[..., Any], args: Sequence[Any], kwargs: Mapping[str
             "line": line,
             "args": list(args),
             "kwargs": dict(kwargs),
+            "marker": marker,
         },
         ensure_ascii=True,
         allow_nan=False,

@@ -91,6 +91,9 @@ def aihc_task(
     timeout: float | None = None,
     cancel_on_kill: bool = True,
     stream_logs: bool = True,
+    result_marker: str | None = "AIHC_RESULT ",
+    metrics: Mapping[str, str] | None = None,
+    queue_timeout: float | None = None,
     aihc_conn_id: str = "aihc_default",
     **kwargs: Any,
 ) -> Any:

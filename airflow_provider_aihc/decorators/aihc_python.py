@@ -60,7 +60,9 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
         from airflow_provider_aihc.exceptions import AIHCValidationError
 
         try:
-            payload = _payload.build(self.python_callable, list(self.op_args), self.op_kwargs)
+            payload = _payload.build(
+                self.python_callable, list(self.op_args), self.op_kwargs, self.result_marker
+            )
         except _payload.PayloadError as err:
             raise AIHCValidationError(err.problems) from err
         self.command = _payload.command()
@@ -123,6 +125,9 @@ def aihc_python_task(
     timeout: float | None = None,
     cancel_on_kill: bool = True,
     stream_logs: bool = True,
+    result_marker: str | None = "AIHC_RESULT ",
+    metrics: Mapping[str, str] | None = None,
+    queue_timeout: float | None = None,
     aihc_conn_id: str = "aihc_default",
     **kwargs: Any,
 ) -> Any:
