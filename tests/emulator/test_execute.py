@@ -1,73 +1,28 @@
 """Issue 22 §3: the emulator really runs jobs (``--execute``), over real HTTP.
 
-Processes are checked by a ``/proc`` scan (no psutil): by the replicas' process groups and
-by the job marker every process of a job carries in its environment.
+Processes are checked by a ``/proc`` scan (``tests/local_processes.py``): by the replicas'
+process groups and by the job marker every process of a job carries in its environment.
 """
 
 from __future__ import annotations
 
-import os
 import secrets
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from aihc_emulator_client import POOL, Client
+from local_processes import group_members, job_processes, wait_for
 
 from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, scenarios
-from airflow_provider_aihc.emulator.execute import JOB_MARKER_ENV, ExecuteSettings
+from airflow_provider_aihc.emulator.execute import ExecuteSettings
 from airflow_provider_aihc.emulator.server import EmulatorServer
 
 SECRET = secrets.token_urlsafe(18)
 Q = {"resourcePoolId": POOL}
-WAIT_SECONDS = 60.0
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = WAIT_SECONDS) -> Any:
-    """``check()``'s first truthy value, polled until ``timeout`` (then the test fails)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def job_processes(job_id: str) -> list[int]:
-    """Live (not zombie) processes whose environment carries the job's marker."""
-    needle = f"{JOB_MARKER_ENV}={job_id}".encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
-            environ = Path(f"/proc/{name}/environ").read_bytes().split(b"\0")
-        except (OSError, IndexError):
-            continue
-        if state != "Z" and needle in environ:
-            found.append(int(name))
-    return found
-
-
-def group_members(groups: list[int]) -> list[int]:
-    """Live processes in any of the process groups."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        if fields[0] != "Z" and int(fields[2]) in groups:
-            found.append(int(name))
-    return found
 
 
 @pytest.fixture
