@@ -86,7 +86,7 @@ def test_a_dag_of_taskflow_tasks_passes_on_what_the_jobs_computed(
             assert job_processes(job["jobId"]) == []
 
 
-def test_a_failing_function_fails_its_task_with_the_jobs_traceback_and_a_non_json_argument_is_refused_before_sending(
+def test_a_failing_function_shows_the_jobs_traceback_and_a_non_json_argument_sends_nothing(
     aihc_emulator_execute: EmulatorServer, run_dag: Any
 ) -> None:
     run = run_dag("taskflow_failures")

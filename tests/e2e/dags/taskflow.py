@@ -1,4 +1,5 @@
-"""TaskFlow DAGs (airflow dags test) for tests/e2e/test_taskflow.py, run against the executing emulator.
+"""TaskFlow DAGs (airflow dags test) for tests/e2e/test_taskflow.py, run against the
+executing emulator.
 
 Each job function returns what only the job's own process knows (its rank, its pid and the
 emulator's job marker from its environment), so the test can tell the value was computed
