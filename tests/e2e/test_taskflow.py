@@ -5,6 +5,7 @@ as local processes, and the values the tasks pass on are what those processes co
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from e2e_paths import AIRFLOW, DAGS_DIR
+from e2e_paths import AIRFLOW, DAGS_DIR, EXAMPLES_DIR
 from local_processes import job_processes, wait_for
 
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
@@ -151,3 +152,29 @@ def test_a_killed_task_stops_its_job_and_leaves_no_local_process(
         airflow.wait(60)
         log.close()
     assert "Task killed: stopped AIHC job" in (tmp_path / "killed.log").read_text()
+
+
+def test_the_taskflow_retraining_example_trains_on_two_replicas_and_promotes(
+    aihc_emulator_execute: EmulatorServer, run_dag: Any
+) -> None:
+    run = run_dag(
+        "aihc_taskflow_retraining",
+        dags_folder=EXAMPLES_DIR,
+        env={"AIHC_EXAMPLE_POLL_SECONDS": "0.2"},
+    )
+
+    assert run.succeeded, run.output[-6000:]
+    [job] = aihc_emulator_execute.backend.jobs()
+    assert (job["status"], job["body"]["jobSpec"]["replicas"]) == ("Succeeded", 2)
+    losses = [float(loss) for loss in re.findall(r"epoch +\d+ loss=([0-9.]+)", run.output)]
+    assert losses[-1] < losses[0] / 10  # it learned, line by line in the task log
+    trained = re.search(
+        r"Trained model: (\{.*?\}); metrics read from the job's log: (\{.*?\})", run.output
+    )
+    assert trained, run.output[-4000:]
+    model, metrics = (ast.literal_eval(group) for group in trained.groups())
+    assert model["replicas"] == 2
+    assert abs(model["w"] - 3.0) < 0.1
+    assert abs(model["b"] - 2.0) < 0.1
+    assert metrics["loss"] == model["loss"] == losses[-1]
+    assert "promoted w=" in run.output
