@@ -161,13 +161,25 @@ def _summarise(returncode: int, output: str, state: dict, elapsed: float) -> int
     )
     print(f"return value   : {model or '-'} (rank 0's, through XCom to evaluate)")
     print(f"metrics        : {metrics or '-'} (XCom metrics, read from the job's log)")
-    print(f"job summary    : {'after the job log' if summary_last else 'MISSING'}")
+    summary = _job_summary(output)
+    if summary:
+        print(
+            f"job summary    : queued {summary['queue_seconds']} s, ran {summary['run_seconds']}"
+            f" s, {summary['replicas']} x {summary['accelerators_per_replica']} = "
+            f"{(summary['accelerator_seconds'] or 0) / 3600:.4f} GPU-hours, "
+            f"{summary['restarts']} restarts (XCom job_summary)"
+        )
+        where = "after the job's last line" if summary_last else "BEFORE the job's last line"
+        print(f"               : ({where} in the task log)")
+    else:
+        print("job summary    : not found in the task log")
     print(f"API requests   : {json.dumps(state.get('requests', {}), sort_keys=True)}")
     print(f"time taken     : {elapsed:.1f} s")
     print("=" * 72)
     ok = dag_ok and job is not None and job["status"] == "Succeeded" and streamed == written
     ok = ok and replicas == 2 and falling and summary_last
     ok = ok and model.get("replicas") == 2 and model.get("loss") == metrics.get("loss")
+    ok = ok and bool(summary and summary["metrics"])
     if not ok:
         print(output[-4000:], file=sys.stderr)
         print("demo: FAILED (full log above and in .airflow/demo.log)", file=sys.stderr)
@@ -182,6 +194,12 @@ def _literal(text: str) -> dict:
     except (ValueError, SyntaxError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _job_summary(output: str) -> dict | None:
+    """The sensor's one summary line: ``AIHC job … summary: …; {json}``."""
+    found = re.findall(r"AIHC job \S+ summary: .*? GPU-hours; (\{.*\})", output)
+    return json.loads(found[-1]) if found else None
 
 
 if __name__ == "__main__":

@@ -233,11 +233,14 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         """Push the job's result, metrics and summary, then return the job id or raise."""
         from airflow_provider_aihc.exceptions import AIHCJobFailedError, AIHCJobTimeoutError
         from airflow_provider_aihc.watch import complete
-        from airflow_provider_aihc.watch.summary import deliver
+        from airflow_provider_aihc.watch.summary import ENDED, deliver
 
-        push = bool(self.do_xcom_push)
-        summary = deliver(self.hook, event, self.job_pool, self.outputs, context, self.log, push=push)
-        self._job_summary = summary
+        if event.status in ENDED:
+            push = bool(self.do_xcom_push)
+            pool = self.job_pool
+            self._job_summary = deliver(
+                self.hook, event, pool, self.outputs, context, self.log, push=push
+            )
         try:
             return complete(event, self.log)
         except (AIHCJobFailedError, AIHCJobTimeoutError) as err:

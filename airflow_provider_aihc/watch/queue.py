@@ -46,6 +46,7 @@ class QueueClock:
         self.since: float | None = None
         self.status = ""
         self.queue = ""
+        self.pool_name = pool or ""
         self.framework = "PyTorchJob"
         self.started = False
 
@@ -55,6 +56,7 @@ class QueueClock:
             return
         self.status = job.status
         self.queue = job.queue or self.queue
+        self.pool_name = job.resource_pool_id or self.pool_name
         self.framework = job.job_framework or self.framework
         if parse_status(job.status) not in NOT_STARTED_STATUSES:
             self.started = self.started or bool(job.status)
@@ -89,18 +91,18 @@ class QueueClock:
         """Stop the job, read its latest events, and end the wait with the ``timeout``
         event whose message names the pool, queue, wait, last status and events."""
         waited = self.clock() - (self.since or self.clock())
+        events = yield GetJobEvents(self.job_id, self.pool, self.framework)  # before the stop's
+        latest = "none" if isinstance(events, AIHCError) else latest_events(events)
         answer = yield StopJob(self.job_id, self.pool)
         stopped = not isinstance(answer, AIHCError)
         if stopped:
             log.info("Stopped AIHC job %s: it waited %.0f s for resources", self.job_id, waited)
         else:
             log.error("Could not stop AIHC job %s (%s); stop it by hand", self.job_id, answer)
-        events = yield GetJobEvents(self.job_id, self.pool, self.framework)
-        latest = "none" if isinstance(events, AIHCError) else latest_events(events)
         action = "it was stopped" if stopped else "it could not be stopped and may still start"
         message = (
             f"AIHC job {self.job_id} waited {waited:.0f} s for resources in pool "
-            f"{self.pool or '<connection default>'}, queue {self.queue or '<unknown>'}, "
+            f"{self.pool_name or '<connection default>'}, queue {self.queue or '<unknown>'}, "
             f"longer than queue_timeout={self.timeout:.0f} s; last status "
             f"{self.status or '<empty>'}; latest events: {latest}; {action}"
         )

@@ -29,6 +29,8 @@ XCOM_METRICS = "metrics"
 XCOM_JOB_SUMMARY = "job_summary"
 #: Prefix of the ``Stats`` names: ``aihc.job.queue_seconds``, ...
 STATS_PREFIX = "aihc.job"
+#: The event statuses of a job that ended on its own, whose outputs are read.
+ENDED = ("success", "failed")
 #: Summary fields sent to ``Stats`` as gauges (and the two durations as timers too).
 STATS_GAUGES = ("queue_seconds", "run_seconds", "accelerator_seconds", "restarts", "replicas")
 
@@ -124,7 +126,7 @@ def deliver(
     :return: the summary as pushed, or ``None``.
     :raises AIHCResultError: the succeeded job's result line does not parse or is too big.
     """
-    if event.status not in ("success", "failed"):
+    if event.status not in ENDED:
         return None
     try:
         summary, outputs, job = drive(collect(event.job_id, pool, spec, event.reason, log), hook)
@@ -153,8 +155,8 @@ def publish(
     from airflow_provider_aihc.version_compat import redact
 
     summary = redact(summary)
-    if push:
-        ti = context["ti"]
+    ti = context.get("ti")
+    if push and ti is not None:
         if outputs.found:
             ti.xcom_push(key=XCOM_RESULT, value=redact(outputs.result))
         ti.xcom_push(key=XCOM_METRICS, value=summary["metrics"])
