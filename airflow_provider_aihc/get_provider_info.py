@@ -43,7 +43,11 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
     "timeout": {
         "label": "Read timeout (seconds)",
         "description": "How long one attempt waits for AIHC's answer",
-        "schema": {"type": ["number", "null"], "default": DEFAULT_TIMEOUT_SECONDS, "minimum": 0},
+        "schema": {
+            "type": ["number", "null"],
+            "default": DEFAULT_TIMEOUT_SECONDS,
+            "exclusiveMinimum": 0,
+        },
     },
     "connect_timeout": {
         "label": "Connect timeout (seconds)",
@@ -51,13 +55,18 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
         "schema": {
             "type": ["number", "null"],
             "default": DEFAULT_CONNECT_TIMEOUT_SECONDS,
-            "minimum": 0,
+            "exclusiveMinimum": 0,
         },
     },
     "max_retries": {
         "label": "Retries per call",
         "description": "Attempts after the first for calls that may be repeated (never a create)",
-        "schema": {"type": ["integer", "null"], "default": DEFAULT_MAX_RETRIES, "minimum": 0},
+        "schema": {
+            "type": ["integer", "null"],
+            "default": DEFAULT_MAX_RETRIES,
+            "minimum": 0,
+            "maximum": 20,  # hooks/_base.py MAX_RETRIES_LIMIT
+        },
     },
 }
 

@@ -7,6 +7,7 @@ import os
 import platform
 import queue
 import re
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -62,6 +63,13 @@ class Emulator:
     """
 
     def __init__(self, env: dict[str, str], *args: str, timeout: float = 60.0) -> None:
+        from airflow_provider_aihc.emulator.control import TOKEN_ENV
+
+        # The control token: the child takes it from its environment, and this process's
+        # EmulatorClient (control_headers) from its own.
+        self.control_token = env.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+        os.environ[TOKEN_ENV] = self.control_token
+        env = {**env, TOKEN_ENV: self.control_token}
         command = [sys.executable, "-m", "airflow_provider_aihc.emulator", "--port", "0", *args]
         self.process = subprocess.Popen(
             command,
@@ -121,6 +129,7 @@ class EmulatorClient:
         self.url = url
         self.access_key_id = access_key_id
         self.secret_access_key = secret_access_key
+        self.control_token: str | None = None  # None: AIHC_EMULATOR_CONTROL_TOKEN
         self.session = requests.Session()
 
     def call(
@@ -182,8 +191,14 @@ class EmulatorClient:
 
     def control(self, method: str, path: str, body: Any = None) -> Any:
         """A call to the emulator's control API (``/_emulator/...``)."""
+        from airflow_provider_aihc.emulator.control import control_headers
+
         response = self.session.request(
-            method, f"{self.url}/_emulator/{path}", json=body, timeout=30
+            method,
+            f"{self.url}/_emulator/{path}",
+            data=json.dumps({} if body is None else body),
+            headers=control_headers(self.control_token),
+            timeout=30,
         )
         response.raise_for_status()
         return response.json()

@@ -14,6 +14,8 @@ from urllib.parse import quote
 
 import requests
 
+from airflow_provider_aihc.emulator.control import control_headers
+
 TERMINAL_RUN_STATES = {"success", "failed"}
 #: A task instance in one of these has failed its try (the scenario decides what that means).
 FAILED_TI_STATES = {"failed", "up_for_retry", "upstream_failed"}
@@ -180,7 +182,11 @@ class Emulator:
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         answer = requests.request(
-            method, f"{self.base_url}/_emulator/{path}", json=body, timeout=30
+            method,
+            f"{self.base_url}/_emulator/{path}",
+            data=json.dumps({} if body is None else body),
+            headers=control_headers(),
+            timeout=30,
         )
         answer.raise_for_status()
         return answer.json()

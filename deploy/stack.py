@@ -23,6 +23,8 @@ from pathlib import Path
 import requests
 from services import Fatal, Services, free_port, wait_for
 
+from airflow_provider_aihc.emulator.control import TOKEN_ENV
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 #: The emulator's pace: a job is Created, Scheduled, Running for 8 s, then Succeeded.
@@ -134,7 +136,9 @@ def start_emulator(services: Services) -> str:
     """The AIHC emulator, standalone, as a user runs it; its URL."""
     port = free_port()
     argv = [sys.executable, "-m", "airflow_provider_aihc.emulator", "--port", str(port)]
-    service = services.start("emulator", [*argv, *EMULATOR_ARGS])
+    # Its control token, which deploy/api.py's control calls read from this environment.
+    token = os.environ.setdefault(TOKEN_ENV, secrets.token_urlsafe(24))
+    service = services.start("emulator", [*argv, *EMULATOR_ARGS], {TOKEN_ENV: token})
     url = f"http://127.0.0.1:{port}"
     wait_for(lambda: requests.get(f"{url}/_emulator/state", timeout=5).ok, 30, "emulator")
     del service

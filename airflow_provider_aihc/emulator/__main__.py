@@ -3,11 +3,15 @@
 Prints one line with the URL it listens on, then serves until SIGTERM or SIGINT.  It
 binds ``127.0.0.1`` unless ``--host`` says otherwise.  Jobs move with time by default
 (``--seconds-per-status``, ``--running-seconds``); ``--polls-per-status`` makes them move
-on polls instead.
+on polls instead.  The line also gives the control token that ``POST /_emulator/...``
+requests must send (``X-AIHC-Emulator-Token``): ``AIHC_EMULATOR_CONTROL_TOKEN`` when set,
+else a random one.  ``--loopback-host-only`` refuses every API request whose ``Host`` is
+not a loopback name, not only control requests.
 
 ``--execute`` runs each replica's command as a local process (``execute.py``): it runs
 whatever it is sent, so it refuses a non-loopback ``--host`` and, unless
-``--allow-default-credentials``, the documented default secret.
+``--allow-default-credentials``, the documented default secret; it implies
+``--loopback-host-only``.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 
 from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
+from .control import TOKEN_ENV
 from .execute import ExecuteSettings
 from .jobs import Progression
 from .server import EmulatorServer, is_loopback
@@ -44,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--polls-per-status", type=int, default=None, help="move jobs on polls, not on time"
     )
     parser.add_argument("--running-polls", type=int, default=None)
+    parser.add_argument(
+        "--loopback-host-only",
+        action="store_true",
+        help="refuse every request whose Host is not 127.0.0.1, ::1 or localhost",
+    )
     parser.add_argument("--log-level", default="WARNING")
     execute = parser.add_argument_group("running jobs for real (runs the commands it is sent)")
     execute.add_argument(
@@ -105,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             progression=progression_from_args(args),
             execute=settings or False,
             allow_default_credentials=args.allow_default_credentials,
+            control_token=os.environ.get(TOKEN_ENV) or None,
+            loopback_host_only=args.loopback_host_only,
         )
     except ValueError as exc:
         print(f"aihc-emulator: {exc}", file=sys.stderr)
@@ -131,7 +144,7 @@ def _announce(server: EmulatorServer, url: str) -> None:
     scope = "localhost only" if is_loopback(server.host) else "ALL interfaces of this address"
     print(
         f"AIHC emulator listening on {url} (bound to {server.host}: {scope}; "
-        f"access key id {server.access_key_id})",
+        f"access key id {server.access_key_id}; control token {server.control_token})",
         flush=True,
     )
     if server.backend.executor is not None:

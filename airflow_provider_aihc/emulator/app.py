@@ -26,14 +26,14 @@ from typing import Any
 from urllib.parse import unquote
 
 from .backend import Backend
-from .control import handle_control
+from .control import handle_control, refuse_foreign_host
 from .errors import EmulatorError, invalid_param
 from .requestlog import RequestRecord
 from .routes import Call, Envelope, Route
 from .scenarios import PRE_FAULTS, Fault
 from .v1 import ROUTES
 from .v2 import ACTIONS
-from .verify import authenticate, query_pairs
+from .verify import authenticate, check_body_digest, query_pairs
 from .wire import Request, Response, error_response, json_response
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,10 @@ class App:
     :param backend: the state.
     :param credentials: access key id → secret access key accepted.
     :param wall_clock: the clock signatures are checked against (not the jobs' clock).
+    :param control_token: the token control ``POST`` requests must carry (control.py).
+    :param loopback_host_only: refuse every API request, not only control requests, whose
+        ``Host`` is not a loopback name (DNS rebinding; for an emulator that runs what it
+        is sent).
     """
 
     def __init__(
@@ -100,15 +104,25 @@ class App:
         backend: Backend,
         credentials: Mapping[str, str],
         wall_clock: Callable[[], float] = time.time,
+        *,
+        control_token: str = "",
+        loopback_host_only: bool = False,
     ) -> None:
         self.backend = backend
         self.credentials = dict(credentials)
         self.wall_clock = wall_clock
+        self.control_token = control_token
+        self.loopback_host_only = loopback_host_only
 
     def __call__(self, request: Request) -> Response:
         """Answer one request."""
         if request.path.startswith(CONTROL_PREFIX):
-            return handle_control(self.backend, request)
+            return handle_control(self.backend, request, self.control_token)
+        if self.loopback_host_only:
+            try:
+                refuse_foreign_host(request.headers)
+            except EmulatorError as error:
+                return error_response(error, str(uuid.uuid4()))
         return self.handle(request)
 
     def handle(self, request: Request) -> Response:
@@ -150,6 +164,7 @@ class App:
                 request.headers,
                 self.wall_clock(),
             )
+            check_body_digest(request.headers, request.body)
             if route is None:
                 raise _no_route(request, path_known)
             if route.action is not None:

@@ -2,7 +2,9 @@
 
 It starts an in-process :class:`~airflow_provider_aihc.emulator.EmulatorServer` (jobs move
 per poll), points the ``aihc_default`` connection at it through
-``AIRFLOW_CONN_AIHC_DEFAULT`` and yields the server::
+``AIRFLOW_CONN_AIHC_DEFAULT``, puts its control token in ``AIHC_EMULATOR_CONTROL_TOKEN``
+(for the processes a test starts: ``control.control_headers()`` reads it) and yields the
+server::
 
     def test_job(aihc_emulator):
         ...  # run the hook or the operator
@@ -66,6 +68,7 @@ def _point_default_connection(
 ) -> None:
     """``aihc_default`` (an environment variable) pointing at ``server``."""
     from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID
+    from .control import TOKEN_ENV
 
     connection = {
         "conn_type": "aihc",
@@ -75,3 +78,4 @@ def _point_default_connection(
         "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
     }
     monkeypatch.setenv(CONN_ENV, json.dumps(connection))
+    monkeypatch.setenv(TOKEN_ENV, server.control_token)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import threading
 import uuid
 from collections.abc import Callable, Sequence
@@ -69,6 +70,11 @@ class EmulatorServer:
     :param allow_default_credentials: execute even with the documented default secret.
     :raises ValueError: ``execute`` with a non-loopback ``host`` or, unless allowed, the
         default secret access key.
+    :param control_token: the token control ``POST`` requests must carry; default a random
+        one per server (read it from :attr:`control_token`).
+    :param loopback_host_only: refuse every API request whose ``Host`` is not loopback
+        (always on with ``execute``: a page of another site cannot reach it by DNS
+        rebinding).
     """
 
     def __init__(
@@ -85,6 +91,8 @@ class EmulatorServer:
         body_timeout: float = BODY_TIMEOUT_SECONDS,
         execute: bool | ExecuteSettings = False,
         allow_default_credentials: bool = False,
+        control_token: str | None = None,
+        loopback_host_only: bool = False,
     ) -> None:
         settings = _execute_settings(execute)
         if settings is not None:
@@ -96,7 +104,14 @@ class EmulatorServer:
         self.backend = backend or Backend(
             pools=pools, progression=progression, clock=clock, execute=settings
         )
-        self.app = App(self.backend, {access_key_id: secret_access_key})
+        #: What control ``POST`` requests must send in ``X-AIHC-Emulator-Token``.
+        self.control_token = control_token or secrets.token_urlsafe(24)
+        self.app = App(
+            self.backend,
+            {access_key_id: secret_access_key},
+            control_token=self.control_token,
+            loopback_host_only=loopback_host_only or settings is not None,
+        )
         #: TCP connections accepted since the object was made.
         self.connections_total = 0
         self._runner: web.AppRunner | None = None

@@ -19,7 +19,12 @@ Answers (codes from BCE's common list unless marked):
 * unknown access key: ``403 InvalidAccessKeyId``;
 * timestamp older than its expiration, or more than :data:`MAX_FUTURE_SKEW_SECONDS` ahead:
   ``400 RequestExpired`` (unverified code; the message gives the skew);
-* wrong signature: ``403 SignatureDoesNotMatch`` (the status is inferred; BOS uses 403).
+* wrong signature: ``403 SignatureDoesNotMatch`` (the status is inferred; BOS uses 403);
+* an ``x-bce-content-sha256`` header that is not the hex SHA-256 of the body received:
+  ``400 BadDigest`` (BOS's code for a body that does not match its digest; AIHC's answer is
+  inferred).  The header is optional: the aihc CLI and bce-python-sdk's AihcClient do not
+  send it, and a request without it is accepted.  A signed header makes a rewritten body
+  fail even though the signature itself still matches.
 
 ``x-bce-date`` is not compared with the timestamp in the header (whether AIHC requires them
 to be equal is an open question; the client signs it anyway).  Nothing here logs headers
@@ -28,6 +33,7 @@ or secrets.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 from calendar import timegm
 from collections.abc import Iterable, Mapping
@@ -41,6 +47,7 @@ from airflow_provider_aihc.auth import signer
 from .errors import EmulatorError
 
 MAX_FUTURE_SKEW_SECONDS = 300
+CONTENT_SHA256_HEADER = "x-bce-content-sha256"
 _PARTS = 6
 
 
@@ -161,6 +168,22 @@ def authenticate(
             "The request signature we calculated does not match the signature you provided",
         )
     return auth.access_key_id
+
+
+def check_body_digest(headers: Iterable[tuple[str, str]], body: bytes) -> None:
+    """Refuse a body whose ``x-bce-content-sha256`` header (when sent) does not match it.
+
+    :raises EmulatorError: ``400 BadDigest``.
+    """
+    sent = next((v for k, v in headers if k.lower() == CONTENT_SHA256_HEADER), None)
+    if sent is None:
+        return
+    if not hmac.compare_digest(sent.strip().lower(), hashlib.sha256(body).hexdigest()):
+        raise EmulatorError(
+            400,
+            "BadDigest",
+            f"The {CONTENT_SHA256_HEADER} you specified did not match what we received",
+        )
 
 
 @lru_cache(maxsize=256)

@@ -84,11 +84,21 @@ def find_pod(job: Job, pod_name: str) -> PodRef | None:
     return next((p for p in pods_of(job) if p.name == pod_name), None)
 
 
+def user_id(access_key_id: str) -> str:
+    """The id of the user an access key belongs to, as the ``ai-user-id`` label shows it.
+
+    The platform labels a job with its creator's user id (aihc-api §3.2); each emulator
+    access key is its own user, whose id is derived from the key (the format of real ids
+    is inferred: 32 hex digits, like an IAM user id).
+    """
+    return _digest(access_key_id, 16)
+
+
 def all_labels(job: Job) -> list[dict[str, str]]:
     """The user's labels plus those the platform adds (``aijob.cce.baidubce.com/*``)."""
     platform = {
         "create-from-aihcp-api": "true",
-        "ai-user-id": _digest(job.creator, 16),
+        "ai-user-id": user_id(job.creator),
         "ai-user-name": job.creator,
         "openapi-jobid": job.job_id,
     }

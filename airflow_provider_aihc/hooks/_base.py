@@ -10,6 +10,7 @@ are shared by the sync (``requests``) and async (``aiohttp``) senders of
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import random
@@ -33,6 +34,12 @@ from airflow_provider_aihc.exceptions import (
     AIHCServerError,
     AIHCThrottledError,
     AIHCTransportError,
+)
+from airflow_provider_aihc.hooks._conncheck import (
+    host_problems,
+    refuse,
+    value_problems,
+    warn_insecure,
 )
 
 #: Region → endpoint host (aihc CLI ``configure.py`` ``host_dict``).
@@ -62,16 +69,23 @@ RETRY_AFTER_CAP_SECONDS = 300.0
 DEFAULT_TIMEOUT_SECONDS = 60.0
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
 DEFAULT_MAX_RETRIES = 5
+#: The most ``max_retries`` may be: a typo such as ``1e9`` must not mean endless retries.
+MAX_RETRIES_LIMIT = 20
 #: The API generations a connection's extra ``api_version`` may name (``hooks/dialects``).
 API_VERSIONS = ("v1", "v2")
 #: The longest wrong extra value an error message repeats (a region name fits, a key not).
 SHOWN_TEXT_MAX = 12
-#: The number extras: ``(name, default, whole numbers only)``.
+#: The number extras: ``(name, default, whole numbers only)``.  A timeout must be > 0
+#: (aiohttp reads 0 as "no timeout"); ``max_retries`` is within 0..MAX_RETRIES_LIMIT.
 NUMBER_EXTRAS: tuple[tuple[str, float, bool], ...] = (
     ("timeout", DEFAULT_TIMEOUT_SECONDS, False),
     ("connect_timeout", DEFAULT_CONNECT_TIMEOUT_SECONDS, False),
     ("max_retries", DEFAULT_MAX_RETRIES, True),
 )
+#: The header that carries the hex SHA-256 of the body; signed like every ``x-bce-*``
+#: header (bce-python-sdk 0.9.79 ``http_headers.BCE_CONTENT_SHA256``, hex digest as
+#: ``utils.get_sha256_from_fp`` computes it for BOS uploads), so the body is signed too.
+CONTENT_SHA256_HEADER = "x-bce-content-sha256"
 
 Params = Sequence[tuple[str, str | None]]
 
@@ -131,6 +145,8 @@ class ConnectionConfig:
     :param connect_timeout: connect timeout of one attempt, in seconds.
     :param max_retries: attempts after the first for retryable calls.
     :param api_version: the API generation spoken: ``v1`` (REST paths) or ``v2`` (actions).
+    :param user_id: the AIHC user the credentials belong to (the ``ai-user-id`` label AIHC
+        puts on that user's jobs), if the connection says; adoption then also requires it.
     """
 
     base_url: str
@@ -142,6 +158,7 @@ class ConnectionConfig:
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
     max_retries: int = DEFAULT_MAX_RETRIES
     api_version: str = "v1"
+    user_id: str | None = None
 
     @cached_property
     def host_header(self) -> str:
@@ -161,14 +178,14 @@ def config_from_connection(conn: Any) -> ConnectionConfig:
     extra: Mapping[str, Any] = conn.extra_dejson or {}
     problems = header_problems(conn, extra)
     if problems:  # checked first: a broken value must not reach the parsing below
-        raise AIHCConfigError(f"AIHC connection {conn.conn_id!r}: " + "; ".join(problems))
+        raise refuse(conn.conn_id, problems)
     if not conn.login:
         problems.append("login (the Access Key ID) is empty")
     if not conn.password:
         problems.append("password (the Secret Access Key) is empty")
     try:
         region = _choice_extra(extra, "region", tuple(REGION_HOSTS)) if not conn.host else None
-        base_url = _base_url(conn.host, conn.port, region)
+        base_url = _base_url(conn.host, conn.port, region, extra)
     except AIHCConfigError as err:
         problems.append(str(err))
         base_url = ""
@@ -184,7 +201,8 @@ def config_from_connection(conn: Any) -> ConnectionConfig:
     except AIHCConfigError as err:
         problems.append(str(err))
     if problems:
-        raise AIHCConfigError(f"AIHC connection {conn.conn_id!r}: " + "; ".join(problems))
+        raise refuse(conn.conn_id, problems)
+    warn_insecure(conn.conn_id, base_url)
     return ConnectionConfig(
         base_url=base_url,
         access_key_id=conn.login,
@@ -195,11 +213,13 @@ def config_from_connection(conn: Any) -> ConnectionConfig:
         connect_timeout=numbers["connect_timeout"],
         max_retries=int(numbers["max_retries"]),
         api_version=api_version,
+        user_id=str(extra.get("user_id") or "").strip() or None,
     )
 
 
 def header_problems(conn: Any, extra: Mapping[str, Any]) -> list[str]:
-    """The connection fields whose value would put a line break into a request header
+    """The connection fields whose value would break a request header or the signature: a
+    line break, leading or trailing whitespace, a non-printable or non-ASCII character
     (named, their values never shown: a header injection or a pasted secret).
 
     :param conn: an Airflow ``Connection``.
@@ -208,14 +228,11 @@ def header_problems(conn: Any, extra: Mapping[str, Any]) -> list[str]:
     fields = {
         "login (the Access Key ID)": conn.login,
         "host": conn.host,
-        "extra region": extra.get("region"),
+        "extra region": None if _is_blank(extra.get("region")) else extra.get("region"),
         "extra security_token": extra.get("security_token"),
     }
-    return [
-        f"{name} contains a line break (CR or LF), which cannot go into an HTTP header"
-        for name, value in fields.items()
-        if isinstance(value, str) and ("\r" in value or "\n" in value)
-    ]
+    secret = {"password (the Secret Access Key)": conn.password}
+    return value_problems(fields) + value_problems(secret, header=False)
 
 
 def _number_extra(extra: Mapping[str, Any], key: str, default: float, *, whole: bool) -> float:
@@ -231,9 +248,14 @@ def _number_extra(extra: Mapping[str, Any], key: str, default: float, *, whole: 
     if not isinstance(value, bool):
         with contextlib.suppress(TypeError, ValueError, OverflowError):
             number = float(value)
-    if math.isfinite(number) and number >= 0 and (number.is_integer() or not whole):
+    if whole and math.isfinite(number) and number.is_integer() and number >= 0:
+        if number <= MAX_RETRIES_LIMIT:
+            return number
+    elif not whole and math.isfinite(number) and number > 0:
         return number
-    allowed = "a whole number >= 0" if whole else "a number of seconds >= 0"
+    allowed = (
+        f"a whole number from 0 to {MAX_RETRIES_LIMIT}" if whole else "a number of seconds > 0"
+    )
     raise AIHCConfigError(
         f"extra {key} must be {allowed}, or empty for the default {default:g}; got {_shown(value)}"
     )
@@ -271,7 +293,9 @@ def _shown(value: object) -> str:
     return f"a {type(value).__name__}{length}"
 
 
-def _base_url(host: str | None, port: int | None, region: str | None) -> str:
+def _base_url(
+    host: str | None, port: int | None, region: str | None, extra: Mapping[str, Any]
+) -> str:
     if not host:
         if not region:
             raise AIHCConfigError(
@@ -281,12 +305,17 @@ def _base_url(host: str | None, port: int | None, region: str | None) -> str:
     if "://" not in host:
         host = "https://" + host
     parts = urlsplit(host)
+    if "@" in parts.netloc:
+        raise AIHCConfigError("; ".join(host_problems(parts, extra)))
     try:
         parts.port  # noqa: B018 - raises ValueError on a port that is not 0-65535
     except ValueError:
         raise AIHCConfigError(f"host has an invalid port, got {host!r}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise AIHCConfigError(f"host must be a host name or an http(s) URL, got {host!r}")
+    problems = host_problems(parts, extra)
+    if problems:  # before any message below repeats the host
+        raise AIHCConfigError("; ".join(problems))
     if parts.path not in ("", "/") or parts.query:
         raise AIHCConfigError(f"host must not carry a path or query, got {host!r}")
     netloc = parts.netloc if parts.port or not port else f"{parts.netloc}:{port}"
@@ -296,7 +325,9 @@ def _base_url(host: str | None, port: int | None, region: str | None) -> str:
 def prepare(config: ConnectionConfig, request: ApiRequest, now: float) -> Attempt:
     """Sign one attempt; the signer's canonical path and query are exactly what is sent.
 
-    Signs ``host``, ``x-bce-date`` and every other ``x-bce-*`` header sent (the STS token).
+    Signs ``host``, ``x-bce-date`` and every other ``x-bce-*`` header sent: the STS token
+    and :data:`CONTENT_SHA256_HEADER`, the body's hash (bce-auth-v1 signs no body, so a
+    body rewritten on the way would otherwise keep a valid signature).
 
     :param config: the connection settings.
     :param request: the call.
@@ -307,6 +338,8 @@ def prepare(config: ConnectionConfig, request: ApiRequest, now: float) -> Attemp
         "Content-Type": "application/json",
         "x-bce-date": format_timestamp(now),
     }
+    if request.body is not None:
+        headers[CONTENT_SHA256_HEADER] = hashlib.sha256(request.body).hexdigest()
     if config.security_token:
         headers["x-bce-security-token"] = config.security_token
     headers.update(request.headers)  # not x-bce-*: never signed, as Baidu's SDK sends them

@@ -231,6 +231,9 @@ def _keep_signature(prepared: requests.PreparedRequest) -> requests.PreparedRequ
 
 
 def _describe(err: BaseException) -> str:
-    """The exception's class and message: URLs only, never headers."""
+    """The exception's class and message: URLs only, never headers (``requests`` quotes a
+    refused header's value, which may be a token: only its class is kept)."""
+    if type(err).__name__ == "InvalidHeader":
+        return "InvalidHeader: a header value was refused (check the connection's fields)"
     text = str(err).strip()
     return f"{type(err).__name__}: {text}" if text else type(err).__name__

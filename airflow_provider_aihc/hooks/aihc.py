@@ -365,17 +365,20 @@ class AIHCHook(JobListing, BaseHook):  # type: ignore[misc]
         *,
         page_lines: int = 1000,
     ) -> Iterator[str]:
-        """Every log line of a pod from its first, page by page (``marker`` paging)."""
-        marker = ""
-        while True:
+        """Every log line of a pod from its first, page by page (``marker`` paging); at
+        most ``LIST_MAX_PAGES`` pages, and never a marker twice (a server cycling markers
+        would loop forever)."""
+        marker, seen = "", {""}
+        for _ in range(LIST_MAX_PAGES):
             page = self.get_pod_logs(
                 job_id, pod_name, resource_pool_id, max_lines=page_lines, marker=marker
             )
             lines = [line for record in page.logs for line in record.splitlines()]
             yield from lines
-            if not lines or not page.next_marker or page.next_marker == marker:
+            if not lines or not page.next_marker or page.next_marker in seen:
                 return
             marker = page.next_marker
+            seen.add(marker)
 
     # -- pools and queues -------------------------------------------------------------
 
@@ -469,10 +472,11 @@ class AIHCHook(JobListing, BaseHook):  # type: ignore[misc]
             description = f"{description}: {', '.join(schema['enum'])}"
         elif "integer" in schema["type"]:
             field, extra = IntegerField, {"default": schema["default"]}
-            checks.append(NumberRange(min=schema["minimum"]))
+            checks.append(NumberRange(min=schema["minimum"], max=schema.get("maximum")))
         elif "number" in schema["type"]:
             extra = {"default": str(schema["default"])}
-            checks.append(Regexp(r"^\d+(\.\d+)?$", message="a number of seconds >= 0"))
+            positive = r"^(?!0*(\.0*)?$)\d+(\.\d+)?$"  # not 0: aiohttp reads 0 as "no timeout"
+            checks.append(Regexp(positive, message="a number of seconds > 0"))
         return field(
             label,
             validators=checks,

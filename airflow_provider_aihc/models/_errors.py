@@ -1,8 +1,8 @@
 """Plain-language problems for pydantic errors of the create-job request.
 
 Each problem says what is allowed and what was given (``must be >= 1, got 0``); an unknown
-field lists the allowed names.  Values under ``imageConfig`` are never echoed: they may be
-registry credentials.
+field lists the allowed names.  Values under ``imageConfig`` and ``jobSpec.envs`` are never
+echoed: they may be registry credentials or tokens.
 """
 
 from __future__ import annotations
@@ -71,7 +71,8 @@ def describe_error(
     """
     kind = error["type"]
     ctx: dict[str, Any] = dict(error.get("ctx") or {})
-    given = "<hidden>" if "imageConfig" in loc else show(error.get("input"))
+    hidden = "imageConfig" in loc or "envs" in loc  # credentials, tokens
+    given = "<hidden>" if hidden else show(error.get("input"))
     if kind == "missing":
         param = _PARAMETERS.get(tuple(loc))
         return f"required; pass {param}= or set it in body" if param else "required"

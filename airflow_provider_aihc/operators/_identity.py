@@ -8,11 +8,18 @@ A clear sets ``max_tries = try_number + retries``, so the current series began a
 (its ``airflow-try-number`` label) is older than that is history, not something to adopt.
 Job names carry the series too (``-s<first try>`` after the first), so a cleared task's new
 job never asks for the name its earlier job still holds.
+
+Those labels are public facts (a scheduled ``run_id`` is ``scheduled__<date>``): anyone who
+can create jobs in the pool could copy them.  So each job also carries :data:`TAG_LABEL`,
+an HMAC of the task instance and the job's name keyed by the connection's secret access key
+(:func:`job_tag`): only the holder of the secret can compute it, and a copy of a real job's
+labels fits no other name.  A job is adopted only when its tag verifies (security review F5).
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 import uuid
 from collections.abc import Mapping
@@ -29,9 +36,15 @@ MAP_INDEX_LABEL = "airflow-map-index"
 TRY_LABEL = "airflow-try-number"
 #: The first try of the series that created the job (for people; adoption reads TRY_LABEL).
 SERIES_LABEL = "airflow-try-series"
+#: The HMAC that proves the job was created with the connection's secret (:func:`job_tag`).
+TAG_LABEL = "airflow-ti-tag"
 IDENTITY_LABELS = frozenset(
     {TI_LABEL, DAG_LABEL, TASK_LABEL, RUN_LABEL, MAP_INDEX_LABEL, TRY_LABEL, SERIES_LABEL}
+    | {TAG_LABEL}
 )
+#: Hex digits of the tag kept: 128 bits, within a label value's 63 characters.
+TAG_LENGTH = 32
+_TAG_CONTEXT = "airflow-provider-aihc/job-tag/v1"
 
 NAME_MAX_LENGTH = 50
 CLOCK_SKEW_MARGIN = timedelta(hours=6)
@@ -78,9 +91,13 @@ class TaskIdentity:
         raw = "\0".join((self.dag_id, self.task_id, self.run_id, str(self.map_index)))
         return hashlib.sha256(raw.encode()).hexdigest()[:20]
 
-    def labels(self) -> dict[str, str]:
-        """Labels that mark a job as this task instance's."""
-        return {
+    def labels(self, tag: str | None = None) -> dict[str, str]:
+        """Labels that mark a job as this task instance's.
+
+        :param tag: the job's :func:`job_tag` (added as :data:`TAG_LABEL`).
+        """
+        tagged = {TAG_LABEL: tag} if tag else {}
+        return tagged | {
             TI_LABEL: self.key,
             DAG_LABEL: label_value(self.dag_id),
             TASK_LABEL: label_value(self.task_id),
@@ -133,9 +150,41 @@ class TaskIdentity:
         tries = max(self.try_number, self.first_try)
         return _cut(base, len(f"-s{tries}-r{tries}"))
 
+    def fresh_name(self, name: str, secret_access_key: str) -> str:
+        """The name to use when ``name`` is held by a job that is not this connection's (a
+        squatter): ``name`` cut, plus ``-x`` and 6 hex digits only the holder of the secret
+        can derive, so every try picks the same one and nobody can squat it in advance."""
+        digest = _hmac_hex(secret_access_key, "fresh-name", self.key, name)
+        return _cut(name, 8) + "-x" + digest[:6]
+
     def client_token(self, generation: int) -> str:
         """An idempotency token for the series' ``generation``-th job."""
         return str(uuid.uuid5(_NAMESPACE, f"{self.key}/{self.first_try}/{generation}"))
+
+
+def job_tag(secret_access_key: str, ti_key: str, job_name: str) -> str:
+    """The :data:`TAG_LABEL` value of the job ``job_name`` of task instance ``ti_key``:
+    HMAC-SHA256 keyed by the secret access key, hex, cut to :data:`TAG_LENGTH`.
+
+    :param secret_access_key: the connection's secret (a rotated key tags differently).
+    :param ti_key: :attr:`TaskIdentity.key`.
+    :param job_name: the job's name.
+    """
+    return _hmac_hex(secret_access_key, "tag", ti_key, job_name)[:TAG_LENGTH]
+
+
+def tag_verifies(secret_access_key: str, labels: Mapping[str, str], job_name: str) -> bool:
+    """Whether a job's :data:`TAG_LABEL` is the one this secret computes for its task
+    instance label and its name (compared in constant time)."""
+    sent, ti_key = labels.get(TAG_LABEL), labels.get(TI_LABEL)
+    if not sent or not ti_key:
+        return False
+    return hmac.compare_digest(sent, job_tag(secret_access_key, ti_key, job_name))
+
+
+def _hmac_hex(secret: str, *parts: str) -> str:
+    message = "\0".join((_TAG_CONTEXT, *parts)).encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
 
 
 def first_try_number(ti: Any, retries: Any) -> int:

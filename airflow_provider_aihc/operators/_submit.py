@@ -13,6 +13,14 @@ fresh one created, under a new name.  A create is never re-sent while its first 
 might have landed and cannot be found; the deterministic name is a second guard, since AIHC
 refuses a name in use.
 
+Labels can be copied, so a job is this series' only when AIHC says the connection's own
+user created it (the platform's ``aijob.cce.baidubce.com/ai-user-id`` label, checked when
+the connection's extra ``user_id`` says who that is) and its ``airflow-ti-tag`` label, an
+HMAC keyed by the secret access key, verifies (``_identity.job_tag``).  A job that carries
+this task instance's labels but fails either check is never adopted, and the log says why.
+A name held by a job this connection did not create (squatted, or made by hand) is
+replaced by a fresh one only the secret's holder can derive (``TaskIdentity.fresh_name``).
+
 What no retry can change fails the task at once, without retries
 (:class:`~airflow_provider_aihc.exceptions.AIHCRefusedError`): a 400, a refused
 credential (401/403), and a ``409`` for a name that a job of another task instance, or of
@@ -22,6 +30,7 @@ an earlier series of this one, holds.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,10 +48,13 @@ from airflow_provider_aihc.exceptions import (
 from airflow_provider_aihc.operators._identity import (
     DAG_LABEL,
     RUN_LABEL,
+    TAG_LABEL,
     TASK_LABEL,
     TI_LABEL,
     TRY_LABEL,
     TaskIdentity,
+    job_tag,
+    tag_verifies,
 )
 
 if TYPE_CHECKING:
@@ -59,6 +71,9 @@ OUTCOME_UNKNOWN = (AIHCTransportError, AIHCServerError, AIHCResponseError)
 #: AIHC's answer to a create whose name a job in the pool already has.
 NAME_TAKEN_STATUS = 409
 BAD_REQUEST_STATUS = 400
+#: The label AIHC sets to the id of the user who created a job (aihc-api.md §3.2; the
+#: emulator derives it from the access key, as the platform does from the key's user).
+CREATOR_LABEL = "aijob.cce.baidubce.com/ai-user-id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,10 +154,42 @@ class JobSubmitter:
             created_after=self.identity.created_after,
             name_keyword=name_keyword,
         )
-        own = [job for job in jobs if self.identity.created_in_series(job.labels_dict)]
+        own = [
+            job
+            for job in jobs
+            if self.identity.created_in_series(job.labels_dict) and self._trusted(job)
+        ]
         return sorted(
             own, key=lambda job: job.created_at.timestamp() if job.created_at else 0.0, reverse=True
         )
+
+    def _distrust(self, job: JobSummary) -> str | None:
+        """Why a job that claims to be this connection's is not, or ``None``."""
+        labels = job.labels_dict
+        user_id = self.hook.config.user_id
+        if user_id and labels.get(CREATOR_LABEL) != user_id:
+            creator = labels.get(CREATOR_LABEL) or "an unknown user"
+            return f"AIHC says {creator} created it, not this connection's user_id {user_id}"
+        if TAG_LABEL not in labels:
+            return "it has no airflow-ti-tag label (not created with this connection's secret)"
+        if not tag_verifies(self.hook.config.secret_access_key, labels, job.name):
+            return (
+                "its airflow-ti-tag label is not the one the connection's secret key computes "
+                "(created by someone else with copied labels, or before a key rotation)"
+            )
+        return None
+
+    def _trusted(self, job: JobSummary) -> bool:
+        """Whether a job is the connection's own (logging why not, when it is not)."""
+        reason = self._distrust(job)
+        if reason is not None:
+            self.log.warning(
+                "Not adopting AIHC job %s (%s), which carries this task instance's labels: %s",
+                job.job_id,
+                job.name,
+                reason,
+            )
+        return reason is None
 
     def _series_keyword(self, name: str) -> str | None:
         """What the name of every job the series created starts with, when every try
@@ -154,17 +201,24 @@ class JobSubmitter:
         return self.identity.name_prefix(name) or None
 
     def _stamp(self, request: CreateJobRequest, generation: int) -> CreateJobRequest:
+        return self._named(request, self.identity.job_name(request.name, generation))
+
+    def _named(self, request: CreateJobRequest, name: str) -> CreateJobRequest:
+        """``request`` under ``name``, with the identity labels and the tag for that name."""
         from airflow_provider_aihc.models.request import Label
 
-        identity_labels = self.identity.labels()
+        tag = job_tag(self.hook.config.secret_access_key, self.identity.key, name)
+        identity_labels = self.identity.labels(tag)
         labels = [label for label in request.labels or [] if label.key not in identity_labels]
         labels += [Label(key=key, value=value) for key, value in identity_labels.items()]
-        return request.model_copy(
-            update={"name": self.identity.job_name(request.name, generation), "labels": labels}
-        )
+        return request.model_copy(update={"name": name, "labels": labels})
 
-    def _create(self, request: CreateJobRequest, generation: int) -> SubmittedJob:
+    def _create(
+        self, request: CreateJobRequest, generation: int, *, fresh: bool = False
+    ) -> SubmittedJob:
         token = self.identity.client_token(generation)
+        if fresh:  # another job than the one the squatted name's token meant
+            token = str(uuid.uuid5(uuid.NAMESPACE_OID, f"{token}/fresh"))
         uncertain = False
         for attempt in range(MAX_CREATE_ATTEMPTS):
             try:
@@ -181,7 +235,7 @@ class JobSubmitter:
                 continue
             except AIHCApiError as err:
                 if err.status == NAME_TAKEN_STATUS:
-                    return self._name_taken(request, err)
+                    return self._name_taken(request, err, generation, fresh=fresh)
                 if uncertain and (found := self._find_created(request)):
                     return found
                 raise
@@ -213,14 +267,29 @@ class JobSubmitter:
             "not creating another. A retry of this task will look for it again."
         )
 
-    def _name_taken(self, request: CreateJobRequest, error: AIHCApiError) -> SubmittedJob:
+    def _name_taken(
+        self, request: CreateJobRequest, error: AIHCApiError, generation: int, *, fresh: bool
+    ) -> SubmittedJob:
         """After a 409: adopt the job holding the name if this series created it (an earlier
-        attempt landed unseen), else fail for good, naming who holds it."""
+        attempt landed unseen); create under a fresh name if this connection did not create
+        it (squatted); else fail for good, naming who holds it."""
         jobs = self.hook.list_job_summaries(self.pool, name_keyword=request.name)
         holder = next((job for job in jobs if job.name == request.name), None)
         if holder is None:  # gone since: a retry may create it
             raise error
-        if self.identity.created_in_series(holder.labels_dict):
+        distrust = self._distrust(holder)
+        if distrust is not None and not fresh:
+            name = self.identity.fresh_name(request.name, self.hook.config.secret_access_key)
+            self.log.warning(
+                "Name %r is held by AIHC job %s, which this connection did not create (%s); "
+                "creating the job as %r instead",
+                request.name,
+                holder.job_id,
+                distrust,
+                name,
+            )
+            return self._create(self._named(request, name), generation, fresh=True)
+        if distrust is None and self.identity.created_in_series(holder.labels_dict):
             self.log.info("The create had landed: adopting AIHC job %s", holder.job_id)
             return SubmittedJob(holder.job_id, holder.name, adopted=True)
         raise AIHCRefusedError(

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_provider_aihc.links.aihc import AIHCJobLink
+from airflow_provider_aihc.operators._masking import BODY_FILE_EXTENSION  # noqa: F401 - kept here
 from airflow_provider_aihc.operators._sealed import SealedAttribute
 from airflow_provider_aihc.version_compat import (
     BaseOperator,
@@ -33,7 +34,6 @@ DEFER_METHOD_NAME = "execute_complete"
 XCOM_JOB_ID = "job_id"
 XCOM_JOB_NAME = "job_name"
 XCOM_RESOURCE_POOL_ID = "resource_pool_id"
-BODY_FILE_EXTENSION = ".json"
 #: How long ``on_kill`` (in Airflow's SIGTERM handler) waits for its stop to be answered.
 ON_KILL_WAIT_SECONDS = 30.0
 
@@ -250,8 +250,17 @@ class AIHCCreateJobOperator(BaseOperator):
 
         return AIHCHook(aihc_conn_id=self.aihc_conn_id)
 
-    def render_template_fields(self, context: Context, jinja_env: Any = None) -> None:
-        """Render as usual; ``body`` alone may name a ``.json`` file to load and render.
+    def _do_render_template_fields(
+        self,
+        parent: Any,
+        template_fields: Any,
+        context: Context,
+        jinja_env: Any,
+        seen_oids: set[int],
+    ) -> None:
+        """Render as usual; ``body`` alone may name a ``.json`` file to load and render; then
+        mask the job's secrets (operators/_masking.py).  Overridden here, not in
+        ``render_template_fields``: a mapped task calls this method directly.
 
         ``template_ext`` would treat *every* templated string ending in ``.json`` as a file
         (a ``command`` such as ``train.py --config cfg.json`` included), so it stays empty.
@@ -259,44 +268,13 @@ class AIHCCreateJobOperator(BaseOperator):
         :raises AIHCValidationError: naming each field whose template cannot render (an
             undefined variable, a missing ``body`` file, bad syntax): no retry renders it.
         """
-        import jinja2
+        render = super()._do_render_template_fields
+        if parent is not self:  # a nested object's fields: Airflow's own rendering
+            return render(parent, template_fields, context, jinja_env, seen_oids)
+        from airflow_provider_aihc.operators._masking import render_job_fields
 
-        from airflow_provider_aihc.exceptions import AIHCValidationError
-        from airflow_provider_aihc.operators._checks import template_problem
-
-        env = jinja_env or self.get_template_env()
-        if isinstance(self.body, str) and self.body.strip().endswith(BODY_FILE_EXTENSION):
-            try:
-                self.body = env.loader.get_source(env, self.body.strip())[0]  # type: ignore[union-attr]
-            except jinja2.TemplateNotFound as err:
-                problem = f"template file {err.name!r} not found"
-                raise AIHCValidationError([("body", problem)]) from err
-        templates = {field: getattr(self, field) for field in self.template_fields}
-        try:
-            super().render_template_fields(context, env)
-        except jinja2.TemplateError as err:
-            errors = self._template_errors(templates, context, env)
-            raise AIHCValidationError(errors or [("template", template_problem(err))]) from err
-        from airflow_provider_aihc.version_compat import mask_secret
-
-        for password in _registry_passwords(self.image_config, self.body):
-            mask_secret(password)  # before the rendered fields are stored or logged
-
-    def _template_errors(
-        self, templates: Mapping[str, Any], context: Context, env: Any
-    ) -> list[tuple[str, str]]:
-        """``(field, problem)`` for every template (by field) that does not render."""
-        import jinja2
-
-        from airflow_provider_aihc.operators._checks import template_problem
-
-        errors = []
-        for field, template in templates.items():
-            try:
-                self.render_template(template, context, env)
-            except jinja2.TemplateError as err:
-                errors.append((field, template_problem(err)))
-        return errors
+        render_job_fields(self, render, template_fields, context, jinja_env, seen_oids)
+        return None
 
     def build_request(self, default_name: str | None = None) -> tuple[CreateJobRequest, str]:
         """Validate the rendered parameters into a create request and its pool.
@@ -552,24 +530,3 @@ class AIHCDeleteJobOperator(_JobActionOperator):
         else:
             self.log.info("Deleted AIHC job %s", self.job_id)
         return self.job_id
-
-
-def _registry_passwords(image_config: object, body: object) -> list[str]:
-    """The private-registry passwords in ``image_config`` and ``body`` (dicts or JSON text),
-    to register with the secrets masker like the connection's secret key."""
-    spec = _json_object(body).get("jobSpec")
-    sources = [_json_object(image_config), _json_object(spec).get("imageConfig")]
-    found = [_json_object(source).get("password") for source in sources]
-    return [str(password) for password in found if password not in (None, "")]
-
-
-def _json_object(value: object) -> dict[str, Any]:
-    """``value`` as a dict: itself, or parsed from JSON text; ``{}`` otherwise."""
-    if isinstance(value, str):
-        import json
-
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return {}
-    return dict(value) if isinstance(value, Mapping) else {}

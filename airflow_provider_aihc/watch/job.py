@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 #: The longest wait between polls while AIHC keeps failing (unless the poll interval is longer).
 MAX_ERROR_BACKOFF_SECONDS = 120.0
+#: Doublings counted at most: the exponent is capped before ``2.0 **`` is computed, which
+#: overflows past 1,024 (security review F6: ~34 h of errors failed every deferred task).
+MAX_BACKOFF_DOUBLINGS = 30
 
 
 class StatusTracker:
@@ -256,7 +259,7 @@ def error_backoff(poll_interval: float, errors: int, last_error: AIHCError | Non
     if not errors:
         return poll_interval
     ceiling = max(poll_interval, MAX_ERROR_BACKOFF_SECONDS)
-    delay = min(poll_interval * 2.0 ** (errors - 1), ceiling)
+    delay = min(poll_interval * 2.0 ** min(errors - 1, MAX_BACKOFF_DOUBLINGS), ceiling)
     if isinstance(last_error, AIHCThrottledError) and last_error.retry_after is not None:
         delay = max(delay, min(last_error.retry_after, ceiling))
     return delay

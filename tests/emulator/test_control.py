@@ -8,13 +8,20 @@ import json
 import requests
 from aihc_emulator_client import POOL, Client
 
+from airflow_provider_aihc.emulator.control import control_headers
 from airflow_provider_aihc.emulator.server import EmulatorServer
 
 
 def control(
     server: EmulatorServer, method: str, path: str, body: object = None
 ) -> requests.Response:
-    return requests.request(method, f"{server.url}/_emulator/{path}", json=body, timeout=5)
+    return requests.request(
+        method,
+        f"{server.url}/_emulator/{path}",
+        data=None if body is None else json.dumps(body),
+        headers=control_headers(server.control_token),
+        timeout=5,
+    )
 
 
 def test_state_lists_jobs_and_request_counts(client: Client, server: EmulatorServer) -> None:
@@ -102,7 +109,12 @@ def test_reset_and_progression(client: Client, server: EmulatorServer) -> None:
 
 def test_control_errors(server: EmulatorServer) -> None:
     assert control(server, "GET", "nothing").status_code == 404
-    raw = requests.post(f"{server.url}/_emulator/faults", data=b"{", timeout=5)
+    raw = requests.post(
+        f"{server.url}/_emulator/faults",
+        data=b"{",
+        headers=control_headers(server.control_token),
+        timeout=5,
+    )
     assert (raw.status_code, raw.json()["code"]) == (400, "MalformedJSON")
 
 
@@ -123,11 +135,13 @@ def test_control_answers_loopback_clients_only(server: EmulatorServer) -> None:
     """A non-loopback peer cannot be made over a test's socket: call the app directly."""
     from airflow_provider_aihc.emulator.wire import Request
 
-    remote = Request("POST", "/_emulator/reset", [], b"", peer="10.1.2.3")
+    headers = [("Host", "127.0.0.1:1"), *control_headers(server.control_token).items()]
+    remote = Request("POST", "/_emulator/reset", headers, b"", peer="10.1.2.3")
     answer = server.app(remote)
     assert answer.status == 403
     assert json.loads(answer.body)["code"] == "AccessDenied"
-    assert server.app(Request("GET", "/_emulator/state", [], peer="::1")).status == 200
+    local = Request("GET", "/_emulator/state", [("Host", "[::1]:9")], peer="::1")
+    assert server.app(local).status == 200
 
 
 def test_a_job_page_shows_one_job_and_404s_for_unknown_ids(

@@ -47,12 +47,13 @@ with DAG("watch_sensor_modes", schedule=None, start_date=datetime(2024, 1, 1), c
     @task
     def burst() -> None:
         """Queue a burst of 503s and 429s in the emulator's control API."""
+        from airflow_provider_aihc.emulator.control import control_headers
         from airflow_provider_aihc.hooks.aihc import AIHCHook
 
         request = urllib.request.Request(
             AIHCHook().config.base_url + "/_emulator/faults",
             data=json.dumps(BURST).encode(),
-            headers={"Content-Type": "application/json"},
+            headers=control_headers(),  # the fixture's token (AIHC_EMULATOR_CONTROL_TOKEN)
         )
         urllib.request.urlopen(request, timeout=10).close()
 

@@ -152,7 +152,10 @@ def test_sts_token_is_sent_signed_and_verified(
     assert hook.get_job(job.job_id).job_id == job.job_id
     for request in sent:
         assert request.headers["x-bce-security-token"] == TOKEN
-        assert _signed_headers(request) == ["host", "x-bce-date", "x-bce-security-token"]
+        signed = ["host", "x-bce-date", "x-bce-security-token"]
+        if request.body:  # a body is signed by its hash (security review F3)
+            signed.insert(1, "x-bce-content-sha256")
+        assert _signed_headers(request) == signed
     assert aihc_emulator.backend.count("GetJob", 200) == 1
 
 
@@ -232,7 +235,7 @@ def test_extra_numbers_are_read(set_conn: Callable[..., None]) -> None:
     assert (config.timeout, config.connect_timeout, config.max_retries) == (2.5, 1.0, 0)
 
 
-SECONDS = "extra timeout must be a number of seconds >= 0, or empty for the default 60; got"
+SECONDS = "extra timeout must be a number of seconds > 0, or empty for the default 60; got"
 
 
 def _set_extra(monkeypatch: pytest.MonkeyPatch, host: str | None, **extra: object) -> None:
@@ -258,15 +261,16 @@ def test_blank_optional_extras_take_their_defaults(
     ("extra", "expected"),
     [
         ({"timeout": "soon"}, f"{SECONDS} 'soon'"),
-        ({"connect_timeout": "inf"}, "extra connect_timeout must be a number of seconds >= 0"),
-        ({"timeout": "nan"}, "extra timeout must be a number of seconds >= 0"),
+        ({"connect_timeout": "inf"}, "extra connect_timeout must be a number of seconds > 0"),
+        ({"timeout": "nan"}, "extra timeout must be a number of seconds > 0"),
         ({"timeout": [30]}, f"{SECONDS} a list"),
         (
             {"max_retries": 2.5},
-            "extra max_retries must be a whole number >= 0, or empty for the default 5; got 2.5",
+            "extra max_retries must be a whole number from 0 to 20, or empty for the default 5;"
+            " got 2.5",
         ),
-        ({"max_retries": True}, "extra max_retries must be a whole number >= 0"),
-        ({"max_retries": -1}, "extra max_retries must be a whole number >= 0"),
+        ({"max_retries": True}, "extra max_retries must be a whole number from 0 to 20"),
+        ({"max_retries": -1}, "extra max_retries must be a whole number from 0 to 20"),
         ({"api_version": "v3"}, "extra api_version must be one of v1, v2, or empty; got 'v3'"),
         ({"api_version": 2}, "extra api_version must be one of v1, v2, or empty; got 2"),
     ],

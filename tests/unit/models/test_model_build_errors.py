@@ -64,7 +64,7 @@ RULES: list[tuple[Any, dict[str, Any], str, list[str]]] = [
     (None, {"envs": [{"name": "A", "value": "1"}, {"name": "A", "value": "2"}]},
      "jobSpec.envs (envs)", ["env var names must be unique", "'A'"]),
     (None, {"envs": {"": "x"}}, "jobSpec.envs[0].name (envs)", ["must not be empty"]),
-    (None, {"envs": {"A": [1]}}, "jobSpec.envs[0].value (envs)", ["must be a string", "[1]"]),
+    (None, {"envs": {"A": [1]}}, "jobSpec.envs[0].value (envs)", ["must be a string", "<hidden>"]),
     (None, {"envs": "A=1"}, "jobSpec.envs (envs)", ["is not valid JSON", "line 1, column 1"]),
     (None, {"envs": 5}, "jobSpec.envs (envs)", ["{name, value}", '{"NAME": "value"} mapping']),
     (None, {"labels": [{"key": "k", "value": "1"}, {"key": "k", "value": "2"}]},

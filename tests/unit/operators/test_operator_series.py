@@ -8,12 +8,14 @@ versions of these paths are in tests/e2e/test_try_series.py.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from aihc_jobs import job_body
 from operator_helpers import RunStub, TaskInstanceStub, context_of
 
+from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY as SK
 from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.exceptions import AIHCError, AIHCRefusedError
@@ -23,6 +25,7 @@ from airflow_provider_aihc.operators._identity import (
     TRY_LABEL,
     TaskIdentity,
     first_try_number,
+    job_tag,
 )
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.version_compat import AirflowFailException
@@ -161,12 +164,21 @@ def test_a_name_another_task_instance_holds_fails_without_retries(
     assert aihc_emulator.backend.count("CreateJob") == 2
 
 
-def test_a_name_a_job_outside_airflow_holds_fails_without_retries(
+def test_a_name_a_job_outside_airflow_holds_gets_a_fresh_name_once(
     aihc_emulator: EmulatorServer,
 ) -> None:
-    aihc_emulator.backend.create_job(POOL, job_body("by-hand"))
-    with pytest.raises(AIHCRefusedError, match="no Airflow task"):
-        _operator(name="by-hand").execute(context_of(TaskInstanceStub()))
+    """Security review F5: a squatted name no longer fails the task without retries."""
+    squatter = aihc_emulator.backend.create_job(POOL, job_body("by-hand"))["jobId"]
+    ti = TaskInstanceStub()
+    created = _operator(name="by-hand").execute(context_of(ti))
+    assert created != squatter
+    names = {job["jobId"]: job["name"] for job in aihc_emulator.backend.jobs()}
+    assert re.fullmatch(r"by-hand-x[0-9a-f]{6}", names[created])
+
+    aihc_emulator.backend.set_status(created, "Running", hold=True)
+    assert _operator(name="by-hand").execute(context_of(ti.retry())) == created
+    assert aihc_emulator.backend.count("CreateJob", 200) == 1  # ours; the retry adopted it
+    assert len(aihc_emulator.backend.jobs()) == 2
 
 
 def test_a_409_for_the_series_own_job_is_adopted(aihc_emulator: EmulatorServer) -> None:
@@ -174,7 +186,8 @@ def test_a_409_for_the_series_own_job_is_adopted(aihc_emulator: EmulatorServer) 
     create did not see it (here: the run's start is ahead of AIHC's clock by 7 hours)."""
     ti = TaskInstanceStub()
     context = {**context_of(ti), "dag_run": RunStub(datetime.now(UTC) + timedelta(hours=7))}
-    labels = TaskIdentity.from_context(context).labels()
+    identity = TaskIdentity.from_context(context)
+    labels = identity.labels(job_tag(SK, identity.key, "mine"))
     body = job_body("mine", labels=[{"key": k, "value": v} for k, v in labels.items()])
     job_id = aihc_emulator.backend.create_job(POOL, body)["jobId"]
 
