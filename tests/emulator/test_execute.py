@@ -213,3 +213,16 @@ def test_the_command_line_refuses_execute_with_the_default_secret() -> None:
     )
     assert done.returncode == 2
     assert "--allow-default-credentials" in done.stderr
+
+
+def test_with_execute_every_api_request_must_have_a_loopback_host(client: Client) -> None:
+    """A page on another site cannot make the browser send it jobs (DNS rebinding)."""
+    assert client.request("GET", "/api/v1/resourcepools").status_code == 200
+    foreign = client.request(
+        "POST",
+        "/api/v1/aijobs",
+        Q,
+        {"name": "rebound", "queue": "default", "jobSpec": {"image": "i", "command": "id"}},
+        headers={"Host": "evil.example"},
+    )
+    assert (foreign.status_code, foreign.json()["code"]) == (403, "AccessDenied")
