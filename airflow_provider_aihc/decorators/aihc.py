@@ -19,10 +19,15 @@ default_deferrable``) and returns the job id, as the operator does.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from airflow_provider_aihc.decorators._base import AIHCDecoratedOperator, job_decorator
+from airflow_provider_aihc.decorators._base import (
+    AIHCDecoratedOperator,
+    job_decorator,
+    job_parameters,
+    typed_like,
+)
 from airflow_provider_aihc.version_compat import Context
 
 
@@ -61,56 +66,12 @@ class AIHCCommandDecoratedOperator(AIHCDecoratedOperator):
         return generated
 
 
+@typed_like(job_parameters)
 def aihc_task(
     python_callable: Callable[..., Any] | None = None,
     multiple_outputs: bool | None = None,
-    *,
-    name: str | None = None,
-    image: str | None = None,
-    resource_pool_id: str | None = None,
-    job_queue: str | None = None,
-    replicas: int | str | None = None,
-    job_resources: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    envs: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    priority: str | None = None,
-    job_framework: str | None = None,
-    enable_rdma: bool | str | None = None,
-    datasources: Sequence[Mapping[str, Any]] | str | None = None,
-    labels: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    fault_tolerance: bool | str | None = None,
-    fault_tolerance_config: Mapping[str, Any] | str | None = None,
-    enable_bccl: bool | str | None = None,
-    image_config: Mapping[str, Any] | str | None = None,
-    tensorboard_config: Mapping[str, Any] | str | None = None,
-    alert_config: Mapping[str, Any] | str | None = None,
-    retention_period: str | None = None,
-    body: Mapping[str, Any] | str | None = None,
-    wait_for_completion: bool = True,
-    deferrable: bool | None = None,
-    poll_interval: float = 30,
-    timeout: float | None = None,
-    cancel_on_kill: bool = True,
-    stream_logs: bool = True,
-    result_marker: str | None = "AIHC_RESULT ",
-    metrics: Mapping[str, str] | None = None,
-    queue_timeout: float | None = None,
-    aihc_conn_id: str = "aihc_default",
     **kwargs: Any,
 ) -> Any:
-    """Make the function a task that creates an AIHC job running the command it returns.
-
-    :param python_callable: the function (when used without parentheses).
-    :param multiple_outputs: Airflow's; the return value is the job id, so rarely useful.
-    :param wait_for_completion: wait for the job and fail with it (default ``True``,
-        unlike the operator: a TaskFlow task's value is what it ran).
-
-    Every other parameter is :class:`AIHCCreateJobOperator`'s (see there), except
-    ``command``, which the function returns; ``kwargs`` are ``BaseOperator``'s.
-    """
-    given = {k: v for k, v in locals().items() if k not in _NOT_OPERATOR}
-    return job_decorator(
-        AIHCCommandDecoratedOperator, python_callable, multiple_outputs, given, kwargs
-    )
-
-
-_NOT_OPERATOR = frozenset({"python_callable", "multiple_outputs", "kwargs"})
+    """Make the function a task that creates an AIHC job running the command it returns
+    (parameters: :func:`~airflow_provider_aihc.decorators._base.job_parameters`)."""
+    return job_decorator(AIHCCommandDecoratedOperator, python_callable, multiple_outputs, kwargs)

@@ -26,10 +26,15 @@ Every other parameter is :class:`~airflow_provider_aihc.operators.aihc.AIHCCreat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from airflow_provider_aihc.decorators._base import AIHCDecoratedOperator, job_decorator
+from airflow_provider_aihc.decorators._base import (
+    AIHCDecoratedOperator,
+    job_decorator,
+    job_parameters,
+    typed_like,
+)
 from airflow_provider_aihc.version_compat import Context
 
 #: The XCom the operator pushes the job's result marker value to.
@@ -95,56 +100,12 @@ def _with_env(envs: Any, name: str, value: str) -> Any:
     return [*kept, {"name": name, "value": value}]
 
 
+@typed_like(job_parameters)
 def aihc_python_task(
     python_callable: Callable[..., Any] | None = None,
     multiple_outputs: bool | None = None,
-    *,
-    name: str | None = None,
-    image: str | None = None,
-    resource_pool_id: str | None = None,
-    job_queue: str | None = None,
-    replicas: int | str | None = None,
-    job_resources: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    envs: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    priority: str | None = None,
-    job_framework: str | None = None,
-    enable_rdma: bool | str | None = None,
-    datasources: Sequence[Mapping[str, Any]] | str | None = None,
-    labels: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    fault_tolerance: bool | str | None = None,
-    fault_tolerance_config: Mapping[str, Any] | str | None = None,
-    enable_bccl: bool | str | None = None,
-    image_config: Mapping[str, Any] | str | None = None,
-    tensorboard_config: Mapping[str, Any] | str | None = None,
-    alert_config: Mapping[str, Any] | str | None = None,
-    retention_period: str | None = None,
-    body: Mapping[str, Any] | str | None = None,
-    wait_for_completion: bool = True,
-    deferrable: bool | None = None,
-    poll_interval: float = 30,
-    timeout: float | None = None,
-    cancel_on_kill: bool = True,
-    stream_logs: bool = True,
-    result_marker: str | None = "AIHC_RESULT ",
-    metrics: Mapping[str, str] | None = None,
-    queue_timeout: float | None = None,
-    aihc_conn_id: str = "aihc_default",
     **kwargs: Any,
 ) -> Any:
-    """Make the function a task whose AIHC job runs the function itself.
-
-    :param python_callable: the function (when used without parentheses).
-    :param multiple_outputs: push each key of the returned dict as its own XCom.
-    :param wait_for_completion: wait for the job (default ``True``: the task's value is
-        the job's return value, known only once it ended).
-
-    Every other parameter is :class:`AIHCCreateJobOperator`'s (see there), except
-    ``command``, which runs the function; ``kwargs`` are ``BaseOperator``'s.
-    """
-    given = {k: v for k, v in locals().items() if k not in _NOT_OPERATOR}
-    return job_decorator(
-        AIHCPythonDecoratedOperator, python_callable, multiple_outputs, given, kwargs
-    )
-
-
-_NOT_OPERATOR = frozenset({"python_callable", "multiple_outputs", "kwargs"})
+    """Make the function a task whose AIHC job runs the function itself (parameters:
+    :func:`~airflow_provider_aihc.decorators._base.job_parameters`)."""
+    return job_decorator(AIHCPythonDecoratedOperator, python_callable, multiple_outputs, kwargs)
