@@ -31,7 +31,6 @@ from airflow.providers.common.compat.sdk import (
     mask_secret,
 )
 
-
 _MAJOR, _MINOR = (int(part) for part in _AIRFLOW_VERSION.split(".")[:2])
 AIRFLOW_V_3_0_PLUS = (_MAJOR, _MINOR) >= (3, 0)
 AIRFLOW_V_3_2_PLUS = (_MAJOR, _MINOR) >= (3, 2)

@@ -159,9 +159,7 @@ class TrainLog:
         self.entries.extend(LogEntry(ts, kind, i) for i in range(len(_END_LINES[kind])))
 
 
-def render(
-    entry: LogEntry, pod: PodContext, iterations: int, log: TrainLog | None = None
-) -> str:
+def render(entry: LogEntry, pod: PodContext, iterations: int, log: TrainLog | None = None) -> str:
     """The text of one line for one pod, with its timestamp in front.
 
     :param entry: the line.

@@ -6,9 +6,9 @@ only when the OpenLineage provider asks a task for its lineage.
 
 from __future__ import annotations
 
-from airflow.providers.common.compat.openlineage.facet import RunFacet
 from typing import Any
 
+from airflow.providers.common.compat.openlineage.facet import RunFacet
 from attrs import define
 
 #: The key of :class:`AIHCJobRunFacet` among a run's facets.

@@ -6,8 +6,6 @@ StopJob, DeleteJob, and for waiting GetJobEvents and GetPodLogs.
 
 from __future__ import annotations
 
-import copy
-import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -16,6 +14,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_provider_aihc.links.aihc import AIHCJobLink
+from airflow_provider_aihc.operators._job_actions import (
+    AIHCDeleteJobOperator,
+    AIHCStopJobOperator,
+)
 from airflow_provider_aihc.operators._masking import BODY_FILE_EXTENSION  # noqa: F401 - kept here
 from airflow_provider_aihc.operators._sealed import SealedAttribute
 from airflow_provider_aihc.version_compat import (
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     from airflow_provider_aihc.lineage.job import JobLineage
     from airflow_provider_aihc.models.request import CreateJobRequest
     from airflow_provider_aihc.watch import JobEvent
+
+__all__ = ["AIHCCreateJobOperator", "AIHCDeleteJobOperator", "AIHCStopJobOperator"]
 
 DEFER_METHOD_NAME = "execute_complete"
 XCOM_JOB_ID = "job_id"
@@ -428,26 +432,9 @@ class AIHCCreateJobOperator(BaseOperator):
         """
         if not (self.cancel_on_kill and self.job_id):
             return
-        answered = threading.Event()
-        stopper = threading.Thread(
-            target=self._stop_after_kill,
-            args=(self.job_id, self._job_pool, answered),
-            name=f"aihc-stop-{self.job_id}",
-        )
-        stopper.start()
-        answered.wait(ON_KILL_WAIT_SECONDS)
+        from airflow_provider_aihc.operators._job_actions import stop_from_own_thread
 
-    def _stop_after_kill(self, job_id: str, pool: str | None, answered: threading.Event) -> None:
-        hook = copy.copy(self.hook)
-        hook.__dict__.pop("session", None)  # its own connections, not the main thread's
-        try:
-            hook.stop_job(job_id, pool)
-        except Exception:
-            answered.set()
-            self.log.exception("Task killed, but AIHC job %s could not be stopped", job_id)
-        else:
-            answered.set()
-            self.log.info("Task killed: stopped AIHC job %s", job_id)
+        stop_from_own_thread(self.hook, self.job_id, self._job_pool, self.log, ON_KILL_WAIT_SECONDS)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> JobLineage:
         """OpenLineage (when its provider is on): the job's datasources as inputs, the
@@ -464,69 +451,3 @@ class AIHCCreateJobOperator(BaseOperator):
             log=self.log,
             summary=self._job_summary,
         )
-
-
-class _JobActionOperator(BaseOperator):
-    """Base of the operators that act on one existing job."""
-
-    template_fields: Sequence[str] = ("job_id", "resource_pool_id")
-
-    def __init__(
-        self,
-        *,
-        job_id: str,
-        resource_pool_id: str | None = None,
-        aihc_conn_id: str = "aihc_default",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.job_id = job_id
-        self.resource_pool_id = resource_pool_id
-        self.aihc_conn_id = aihc_conn_id
-
-    @cached_property
-    def hook(self) -> AIHCHook:
-        """The AIHC hook of this task."""
-        from airflow_provider_aihc.hooks.aihc import AIHCHook
-
-        return AIHCHook(aihc_conn_id=self.aihc_conn_id)
-
-
-class AIHCStopJobOperator(_JobActionOperator):
-    """Stop an AIHC job (AIHC has no suspend: a stopped job ends ``ManualTermination``).
-
-    A job that already ended is left as it is.
-
-    :param job_id: the job, e.g. ``"{{ ti.xcom_pull(task_ids='train') }}"`` (templated).
-    :param resource_pool_id: its pool; defaults to the connection's (templated).
-    :param aihc_conn_id: the ``aihc`` connection.
-    """
-
-    def execute(self, context: Context) -> str:
-        job = self.hook.get_job(self.job_id, self.resource_pool_id)
-        if job.is_terminal:
-            self.log.info("AIHC job %s already ended %s; nothing to stop", self.job_id, job.status)
-            return self.job_id
-        self.hook.stop_job(self.job_id, self.resource_pool_id)
-        self.log.info("Stopped AIHC job %s (was %s)", self.job_id, job.status)
-        return self.job_id
-
-
-class AIHCDeleteJobOperator(_JobActionOperator):
-    """Delete an AIHC job's record; a job that is already gone counts as deleted.
-
-    :param job_id: the job (templated).
-    :param resource_pool_id: its pool; defaults to the connection's (templated).
-    :param aihc_conn_id: the ``aihc`` connection.
-    """
-
-    def execute(self, context: Context) -> str:
-        from airflow_provider_aihc.exceptions import AIHCNotFoundError
-
-        try:
-            self.hook.delete_job(self.job_id, self.resource_pool_id)
-        except AIHCNotFoundError:
-            self.log.info("AIHC job %s does not exist; nothing to delete", self.job_id)
-        else:
-            self.log.info("Deleted AIHC job %s", self.job_id)
-        return self.job_id

@@ -120,6 +120,7 @@ class QueueClock:
 
 def latest_events(events: JobEvents, count: int = LATEST_EVENTS) -> str:
     """The newest ``count`` events as ``type reason: message``, newest last."""
+
     def when(item: tuple[int, Any]) -> tuple[float, int]:
         moment = item[1].last_timestamp or item[1].first_timestamp
         return (moment.timestamp() if moment else float("-inf"), item[0])

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import AIHCError, AIHCResultError
 from airflow_provider_aihc.watch.flow import Flow, GetJobInfo, Log, drive
-from airflow_provider_aihc.watch.results import OutputSpec, Outputs, first_replica, read_outputs
+from airflow_provider_aihc.watch.results import Outputs, OutputSpec, first_replica, read_outputs
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -35,7 +35,9 @@ ENDED = ("success", "failed")
 STATS_GAUGES = ("queue_seconds", "run_seconds", "accelerator_seconds", "restarts", "replicas")
 
 
-def summarize(job: JobInfo | None, job_id: str, outputs: Outputs, reason: str | None) -> dict[str, Any]:
+def summarize(
+    job: JobInfo | None, job_id: str, outputs: Outputs, reason: str | None
+) -> dict[str, Any]:
     """The ``job_summary`` of an ended job; a time AIHC did not give is ``None``, and so
     is every number computed from it (never a made-up one).
 
@@ -162,7 +164,7 @@ def publish(
         ti.xcom_push(key=XCOM_METRICS, value=summary["metrics"])
         ti.xcom_push(key=XCOM_JOB_SUMMARY, value=summary)
     log.info("%s", summary_line(summary))
-    emit_stats(summary, context, job)
+    emit_stats(summary, context, job, log)
     return summary
 
 
@@ -177,7 +179,9 @@ def summary_line(summary: Mapping[str, Any]) -> str:
     )
 
 
-def emit_stats(summary: Mapping[str, Any], context: Mapping[str, Any], job: JobInfo | None) -> None:
+def emit_stats(
+    summary: Mapping[str, Any], context: Mapping[str, Any], job: JobInfo | None, log: Log
+) -> None:
     """The summary's numbers as ``Stats`` gauges (and the durations as timers), tagged
     with the DAG, the task, the AIHC pool and the AIHC queue; missing numbers are not
     sent.  A metrics backend that fails never fails the task."""
@@ -201,12 +205,14 @@ def emit_stats(summary: Mapping[str, Any], context: Mapping[str, Any], job: JobI
         for name in ("queue_seconds", "run_seconds"):
             value = summary.get(name)
             if isinstance(value, int | float):
-                backend.timing(f"{STATS_PREFIX}.{name[:-8]}_duration", timedelta(seconds=value), tags=tags)
+                backend.timing(
+                    f"{STATS_PREFIX}.{name[:-8]}_duration", timedelta(seconds=value), tags=tags
+                )
         for metric, value in (summary.get("metrics") or {}).items():
             if isinstance(value, int | float):
                 backend.gauge(f"{STATS_PREFIX}.metric.{metric}", value, tags=tags)
-    except Exception:  # metrics are best effort
-        pass
+    except Exception as err:  # metrics are best effort
+        log.warning("Could not send the AIHC job summary to Airflow's Stats (%s)", err)
 
 
 def _accelerators(job: JobInfo | None) -> dict[str, float | int]:

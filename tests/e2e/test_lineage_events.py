@@ -117,6 +117,10 @@ def test_seed_job_reports_its_pfs_input_and_the_finished_job(aihc_emulator, run_
     }
     assert (facet["jobFramework"], facet["priority"]) == ("PyTorchJob", "normal")
     assert "reason" not in facet
+    summary = facet["summary"]  # the job_summary the wait pushed
+    assert (summary["job_id"], summary["status"]) == (job["jobId"], "Succeeded")
+    assert summary["accelerators_per_replica"] == {"baidu.com/a800_80g_cgpu": 8}
+    assert summary["accelerator_seconds"] is not None
     assert events.leaks() == []
 
 

@@ -54,7 +54,8 @@ def test_five_ways_of_waiting_push_the_same_outputs(
     assert summary["accelerators_per_replica"] == {"baidu.com/a800_80g_cgpu": 8}
     assert summary["restarts"] == 0
     assert summary["metrics"] == first["metrics"]
-    assert summary["queue_seconds"] is not None and summary["run_seconds"] is not None
+    assert summary["queue_seconds"] is not None
+    assert summary["run_seconds"] is not None
     assert summary["accelerator_seconds"] == pytest.approx(2 * 8 * summary["run_seconds"])
     assert summary["gpu_utilisation_mean"] is None
     for way in WAYS:

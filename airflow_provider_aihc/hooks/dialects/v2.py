@@ -222,7 +222,9 @@ def job_info(item: Mapping[str, Any]) -> dict[str, Any]:
     pods = item.get("pods")
     if isinstance(pods, list):
         info["podList"] = {"listMeta": {"totalItems": len(pods)}, "pods": pods}
-    info.update({k: v for k, v in _timeline_times(item.get("jobTimeLine")).items() if k not in item})
+    info.update(
+        {k: v for k, v in _timeline_times(item.get("jobTimeLine")).items() if k not in item}
+    )
     return info
 
 

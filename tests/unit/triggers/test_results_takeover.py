@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.version_compat import TaskDeferred
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "operators"))
-from operator_helpers import TaskInstanceStub, context_of  # noqa: E402
+from operator_helpers import TaskInstanceStub, context_of
 
 METRICS = {"loss": r"final loss: (\S+)"}
 LINES = "final loss: 0.5\nfinal loss: 0.25"
@@ -51,12 +52,13 @@ async def test_a_trigger_taken_over_mid_wait_gives_the_same_outputs(
     backend.add_script(scenarios.Output(match="res-", lines=LINES, result=RESULT, times=2))
 
     in_worker = TaskInstanceStub(task_id="res-sync")
-    await asyncio.to_thread(operator("res-sync").execute, context_of(in_worker))
+    # Called on the loop's thread: Airflow 2.11's executor safeguard is thread-local.
+    operator("res-sync").execute(context_of(in_worker))
 
     deferred = operator("res-deferred", deferrable=True)
     ti = TaskInstanceStub(task_id="res-deferred")
     with pytest.raises(TaskDeferred) as raised:
-        await asyncio.to_thread(deferred.execute, context_of(ti))
+        deferred.execute(context_of(ti))
     first: AIHCJobTrigger = raised.value.trigger
     job_id = first.job_id
 
@@ -64,16 +66,17 @@ async def test_a_trigger_taken_over_mid_wait_gives_the_same_outputs(
         return [event.payload async for event in trigger.run()]
 
     started = asyncio.create_task(run(first))
-    while backend.job(job_id)["status"] != "Running":  # the first triggerer is mid-wait
-        await asyncio.sleep(0.01)
+    until = time.monotonic() + 60
+    while backend.job(job_id)["status"] != "Running" and time.monotonic() < until:  # noqa: ASYNC110 (the emulator's state, read from another thread)
+        await asyncio.sleep(0.01)  # the first triggerer is mid-wait
     started.cancel()  # it dies
     with pytest.raises(asyncio.CancelledError):
         await started
     assert backend.job(job_id)["status"] == "Running"
-    classpath, kwargs = first.serialize()
+    _classpath, kwargs = first.serialize()
     [payload] = await run(AIHCJobTrigger(**kwargs))  # another triggerer rebuilds it
 
-    job_id_back = await asyncio.to_thread(deferred.execute_complete, context_of(ti), payload)
+    job_id_back = deferred.execute_complete(context_of(ti), payload)
     assert job_id_back == job_id
     assert ti.xcom["result"] == in_worker.xcom["result"] == {"best": [1, 2]}
     assert ti.xcom["metrics"] == in_worker.xcom["metrics"] == {"loss": 0.25}

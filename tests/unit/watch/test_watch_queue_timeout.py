@@ -86,14 +86,15 @@ async def test_the_trigger_stops_a_job_held_in_the_queue(
     job_id = create("starved-deferred")
     trigger = AIHCJobTrigger(job_id, POOL, poll_interval=0.05, queue_timeout=0.5)
     # a triggerer that takes over runs the trigger rebuilt from its serialized form
-    classpath, kwargs = trigger.serialize()
+    _classpath, kwargs = trigger.serialize()
     rebuilt = AIHCJobTrigger(**kwargs)
     payloads = [event.payload async for event in rebuilt.run()]
     event = JobEvent.from_payload(payloads[0])
     assert (event.status, event.queued, event.stopped) == ("timeout", True, True)
     assert re.search(r"last status (Created|Scheduled); latest events: \S", event.message)
     assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
-    assert event.waited_seconds is not None and event.waited_seconds >= 0.5
+    assert event.waited_seconds is not None
+    assert event.waited_seconds >= 0.5
 
 
 async def test_the_trigger_leaves_a_running_job_alone(
@@ -101,8 +102,11 @@ async def test_the_trigger_leaves_a_running_job_alone(
 ) -> None:
     aihc_emulator.backend.add_script(scenarios.HoldJob(status="Running"))
     job_id = create("running-deferred")
-    while aihc_emulator.backend.job(job_id)["status"] != "Running":
-        AIHCHook().get_job_brief(job_id, POOL)  # each read moves it on
+    for _ in range(10):  # each read moves it on
+        if aihc_emulator.backend.job(job_id)["status"] == "Running":
+            break
+        AIHCHook().get_job_brief(job_id, POOL)
+    assert aihc_emulator.backend.job(job_id)["status"] == "Running"
     deadline = time.time() + 1.0
     trigger = AIHCJobTrigger(job_id, POOL, poll_interval=0.05, queue_timeout=0.2,
                              deadline=deadline, stop_on_timeout=False)  # fmt: skip
@@ -110,3 +114,38 @@ async def test_the_trigger_leaves_a_running_job_alone(
     event = JobEvent.from_payload(payloads[0])
     assert (event.status, event.queued) == ("timeout", False)
     assert aihc_emulator.backend.job(job_id)["status"] == "Running"
+
+
+@pytest.mark.parametrize("mode", ["poke", "reschedule"])
+def test_the_sensor_stops_a_job_held_in_the_queue_in_either_mode(
+    aihc_emulator: EmulatorServer,
+    create: Callable[..., str],
+    fake: FakeTime,
+    mode: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rescheduled sensor is a new object per poke: the wait counts from ``createdAt``."""
+    from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
+    from airflow_provider_aihc.watch import JobWatch
+
+    monkeypatch.setitem(JobWatch.__init__.__kwdefaults__, "clock", fake.clock)
+
+    aihc_emulator.backend.add_script(scenarios.HoldJob(status="Scheduled"))
+    job_id = create(f"starved-{mode}")
+    pushed: list[str] = []
+
+    class TI:
+        def xcom_push(self, key: str, value: object) -> None:
+            pushed.append(key)
+
+    def sensor() -> AIHCJobSensor:
+        return AIHCJobSensor(task_id="wait", job_id=job_id, mode=mode, queue_timeout=30.0)
+
+    kept = sensor()
+    for _ in range(3):
+        assert not (kept if mode == "poke" else sensor()).poke({"ti": TI()})
+    fake.now += 31.0
+    with pytest.raises(AIHCQueueTimeoutError, match=r"waited 31 s .* queue default"):
+        (kept if mode == "poke" else sensor()).poke({"ti": TI()})
+    assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
+    assert "job_summary" not in pushed  # a job stopped for its wait produced nothing

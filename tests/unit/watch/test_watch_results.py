@@ -96,9 +96,9 @@ def test_a_metric_older_than_the_first_window_is_found_further_back(
     outputs = drive_spec[1]
     everything = [
         line
-        for record in aihc_emulator.backend.pod_logs(
-            POOL, job_id, "res-old-master-0", marker=""
-        )["logs"]
+        for record in aihc_emulator.backend.pod_logs(POOL, job_id, "res-old-master-0", marker="")[
+            "logs"
+        ]
         for line in record.split("\n")
     ]
     expected = [line for line in everything if "| lm loss: " in line][-1]
@@ -124,7 +124,10 @@ def test_a_result_over_the_cap_fails() -> None:
 @pytest.mark.parametrize(
     ("metrics", "problem"),
     [
-        ({"loss": r"lm loss: [0-9.]+"}, "metrics['loss']: must have exactly one group (the value), has 0"),
+        (
+            {"loss": r"lm loss: [0-9.]+"},
+            "metrics['loss']: must have exactly one group (the value), has 0",
+        ),
         ({"loss": r"(a)(b)"}, "metrics['loss']: must have exactly one group (the value), has 2"),
         ({"bad": r"(unclosed"}, "metrics['bad']: is not a regular expression"),
     ],
@@ -142,3 +145,76 @@ def test_first_replica_is_the_master() -> None:
     assert first_replica(pods) == "j-master-0"
     assert first_replica([("j-worker-1", ""), ("j-worker-0", "")]) == "j-worker-0"
     assert first_replica([]) is None
+
+
+def test_a_job_that_never_ran_has_null_times_not_made_up_numbers(
+    aihc_emulator: EmulatorServer, hook: AIHCHook, create: Callable[..., str], log: Recorder
+) -> None:
+    aihc_emulator.backend.add_script(
+        scenarios.FailJob(match="never-ran", reason="quota", from_status="Scheduled")
+    )
+    job_id = create("never-ran")
+    for _ in range(10):
+        if hook.get_job(job_id, POOL).is_terminal:
+            break
+    summary, outputs = outputs_of(hook, job_id, OutputSpec.build("AIHC_RESULT ", LOSS), log)
+    assert summary["status"] == "Failed"
+    assert summary["created_at"] is not None
+    assert (summary["running_at"], summary["queue_seconds"]) == (None, None)
+    assert (summary["run_seconds"], summary["accelerator_seconds"]) == (None, None)
+    assert summary["accelerators_per_replica"] == {"baidu.com/a800_80g_cgpu": 8}
+    assert not outputs.found
+
+
+def test_the_summary_goes_to_xcom_the_log_and_stats_masked(
+    aihc_emulator: EmulatorServer,
+    hook: AIHCHook,
+    create: Callable[..., str],
+    log: Recorder,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from airflow_provider_aihc import version_compat
+    from airflow_provider_aihc.version_compat import mask_secret
+    from airflow_provider_aihc.watch.summary import publish
+
+    secret = "tok-7d0c1e5b9a"
+    mask_secret(secret)
+    job_id = finish(
+        aihc_emulator, hook, create, "res-stats",
+        lines=f"loss: 0.5\nnote: {secret}", result=json.dumps({"out": f"x{secret}y"}),
+    )  # fmt: skip
+    sent: list[tuple[str, str, float, dict[str, str]]] = []
+
+    class Recording:
+        @staticmethod
+        def gauge(stat: str, value: float, *, tags: dict[str, str]) -> None:
+            sent.append(("gauge", stat, value, tags))
+
+        @staticmethod
+        def timing(stat: str, value: Any, *, tags: dict[str, str]) -> None:
+            sent.append(("timing", stat, value.total_seconds(), tags))
+
+    monkeypatch.setattr(version_compat, "stats", lambda: Recording)
+    spec = OutputSpec.build("AIHC_RESULT ", {"loss": r"loss: (\S+)", "note": r"note: (\S+)"})
+    summary, outputs, job = drive(collect(job_id, POOL, spec, None, log), hook)
+    pushed: dict[str, Any] = {}
+
+    class TI:
+        dag_id, task_id = "dag", "task"
+
+        def xcom_push(self, key: str, value: Any) -> None:
+            pushed[key] = value
+
+    published = publish({"ti": TI()}, summary, outputs, log, push=True, job=job)
+    assert pushed["result"] == {"out": "x***y"}
+    assert pushed["metrics"] == {"loss": 0.5, "note": "***"}
+    assert pushed["job_summary"] == published
+    assert published["metrics"]["note"] == "***"
+    line = next(m for m in log.messages("info") if "GPU-hours" in m)
+    assert secret not in line
+    assert f"AIHC job {job_id} summary: Succeeded" in line
+    tags = {"dag_id": "dag", "task_id": "task", "pool": POOL, "queue": "default"}
+    names = {stat for _, stat, _, got in sent if got == tags}
+    assert {"aihc.job.run_seconds", "aihc.job.accelerator_seconds", "aihc.job.metric.loss",
+            "aihc.job.run_duration", "aihc.job.restarts"} <= names  # fmt: skip
+    assert "aihc.job.metric.note" not in names  # not a number
