@@ -11,7 +11,7 @@ import ipaddress
 import logging
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import SplitResult
+from urllib.parse import SplitResult, urlsplit
 
 from airflow_provider_aihc.exceptions import AIHCConfigError
 
@@ -89,8 +89,8 @@ def host_problems(parts: SplitResult, extra: Mapping[str, Any]) -> list[str]:
 
 def warn_insecure(conn_id: str, base_url: str) -> None:
     """Log that a connection sends in clear to a host that is not loopback (every read)."""
-    scheme, _, rest = base_url.partition("://")
-    if scheme == "http" and not is_loopback(rest.rsplit(":", 1)[0].strip("[]")):
+    parts = urlsplit(base_url)
+    if parts.scheme == "http" and not is_loopback(parts.hostname or ""):
         log.warning(
             "AIHC connection %r sends requests in clear (http, %s: true) to %s: anyone on "
             "the path can read the STS token and job bodies and replay requests",

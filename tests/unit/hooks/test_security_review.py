@@ -68,7 +68,9 @@ def test_http_to_another_host_needs_the_extra_and_warns_at_every_read(
     assert len(warnings) == 2
 
 
-@pytest.mark.parametrize("host", ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:9"])
+@pytest.mark.parametrize(
+    "host", ["http://127.0.0.1:8080", "http://localhost:1", "http://[::1]:9", "http://[::1]"]
+)
 def test_http_to_loopback_needs_nothing(host: str, caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
         assert config_from_connection(conn(host)).base_url == host
