@@ -85,7 +85,8 @@ with DAG(
                 return json.loads(peers[0].readline())
             total = list(values)
             for peer in peers:
-                total = [a + b for a, b in zip(total, json.loads(peer.readline()))]
+                theirs = json.loads(peer.readline())
+                total = [total[i] + theirs[i] for i in range(len(total))]
             mean = [value / world for value in total]
             for peer in peers:
                 peer.write(json.dumps(mean) + "\n")
