@@ -16,7 +16,9 @@ AIHC's pod-log API has no "tail" parameter.  What its sources say of each parame
 
 So the log is read in time windows from the job's ``finishedAt`` backwards, each window
 complete, growing while answers are sparse and shrinking while they are full, until the
-result and every metric have been found or the pod's start is reached.  Within a window
+result and every metric have been found or the pod's start is reached (the result is looked
+for in the last :data:`RESULT_LOOKBACK_LINES` lines only: a job that prints none must not
+cost a read of its whole log).  Within a window
 the last match wins; an older window never overrides a newer one: a metric whose last
 match is older than the lines read first is found further back, never reported wrong.
 Memory holds one answer at a time; requests grow with the lines between the end and the
@@ -45,6 +47,10 @@ PAGE_LINES = 5000
 FIRST_WINDOW_SECONDS = 60
 #: A log whose pod start is unknown is read back this far at most (seconds).
 MAX_LOOKBACK_SECONDS = 30 * 24 * 3600
+#: How many lines from the end the result marker is looked for: a job prints its result
+#: last, and a job that prints none (most jobs, with the default marker on) must not cost a
+#: read of its whole log.  Metrics asked for are looked for back to the pod's start.
+RESULT_LOOKBACK_LINES = 20_000
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,7 @@ class OutputSpec:
     marker: str | None
     metrics: Mapping[str, re.Pattern[str]]
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    result_lookback_lines: int = RESULT_LOOKBACK_LINES
 
     @classmethod
     def build(
@@ -126,7 +133,11 @@ class _Scan:
 
     @property
     def done(self) -> bool:
-        marker_done = self.spec.marker is None or self.result_line is not None
+        marker_done = (
+            self.spec.marker is None
+            or self.result_line is not None
+            or self.lines_after >= self.spec.result_lookback_lines
+        )
         return marker_done and len(self.values) == len(self.spec.metrics)
 
     def window(self, pages: list[list[str]]) -> None:

@@ -107,6 +107,43 @@ def test_a_metric_older_than_the_first_window_is_found_further_back(
     assert outputs.lines_read >= 12000
 
 
+def _read_spread_log(spec: OutputSpec, lines_per_second: int, seconds: int) -> Any:
+    """Drive ``read_outputs`` over a log of ``lines_per_second`` lines in each of
+    ``seconds`` seconds without a result line: the emulator writes a job's log within a
+    few seconds, a real job over hours, which is what the windows are sized for."""
+    from types import SimpleNamespace
+
+    from airflow_provider_aihc.watch.results import read_outputs
+
+    flow = read_outputs("job-1", POOL, "p-master-0", spec, since=0, until=seconds)
+    answer = None
+    try:
+        while True:
+            call = flow.send(answer)
+            start, end = max(call.start_time, 0), min(call.end_time, seconds)
+            count = max(0, end - start) * lines_per_second
+            logs = [f"t={start} line {i}" for i in range(min(count, call.max_lines))]
+            answer = SimpleNamespace(logs=logs, next_marker="")
+    except StopIteration as stop:
+        return stop.value
+
+
+def test_a_job_without_a_result_costs_a_bounded_read_not_its_whole_log() -> None:
+    """With the default marker on and no metrics, a job that printed no result line is
+    read back ``RESULT_LOOKBACK_LINES`` lines, not to its start."""
+    from airflow_provider_aihc.watch.results import RESULT_LOOKBACK_LINES
+
+    spec = OutputSpec.build("AIHC_RESULT ", None)
+    hours = 10 * 3600  # 10 lines a second for ten hours: 360,000 lines
+    bounded = _read_spread_log(spec, 10, hours)
+    assert not bounded.found
+    assert RESULT_LOOKBACK_LINES <= bounded.lines_read < 2 * RESULT_LOOKBACK_LINES
+    whole = _read_spread_log(OutputSpec(spec.marker, spec.metrics, result_lookback_lines=10**9),
+                             10, hours)  # fmt: skip
+    assert whole.lines_read == 10 * hours
+    assert bounded.requests < whole.requests / 10
+
+
 def test_a_bad_result_line_fails_naming_line_size_and_cap(
     aihc_emulator: EmulatorServer, hook: AIHCHook, create: Callable[..., str], log: Recorder
 ) -> None:
