@@ -97,6 +97,16 @@ ASSET_URIS: list[dict[str, Any]] = [
 ]
 
 
+#: ``@task.aihc`` and ``@task.aihc_python`` (``airflow_provider_aihc/decorators/``).
+TASK_DECORATORS: list[dict[str, str]] = [
+    {"name": "aihc", "class-name": "airflow_provider_aihc.decorators.aihc.aihc_task"},
+    {
+        "name": "aihc_python",
+        "class-name": "airflow_provider_aihc.decorators.aihc_python.aihc_python_task",
+    },
+]
+
+
 def get_provider_info() -> dict[str, Any]:
     """Return the provider's metadata for Airflow."""
     integration = "Baidu AIHC"
@@ -136,6 +146,7 @@ def get_provider_info() -> dict[str, Any]:
                 "python-modules": ["airflow_provider_aihc.triggers.aihc"],
             }
         ],
+        "task-decorators": TASK_DECORATORS,
         "extra-links": ["airflow_provider_aihc.links.aihc.AIHCJobLink"],
         "asset-uris": ASSET_URIS,
         "dataset-uris": ASSET_URIS,

@@ -7,13 +7,17 @@ on polls instead.  The line also gives the control token that ``POST /_emulator/
 requests must send (``X-AIHC-Emulator-Token``): ``AIHC_EMULATOR_CONTROL_TOKEN`` when set,
 else a random one.  ``--loopback-host-only`` refuses every API request whose ``Host`` is
 not a loopback name, not only control requests.
+
+``--execute`` runs each replica's command as a local process (``execute.py``): it runs
+whatever it is sent, so it refuses a non-loopback ``--host`` and, unless
+``--allow-default-credentials``, the documented default secret; it implies
+``--loopback-host-only``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
 import logging
 import os
 import signal
@@ -22,8 +26,9 @@ from collections.abc import Sequence
 
 from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
 from .control import TOKEN_ENV
+from .execute import ExecuteSettings
 from .jobs import Progression
-from .server import EmulatorServer
+from .server import EmulatorServer, is_loopback
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,7 +56,43 @@ def build_parser() -> argparse.ArgumentParser:
         help="refuse every request whose Host is not 127.0.0.1, ::1 or localhost",
     )
     parser.add_argument("--log-level", default="WARNING")
+    execute = parser.add_argument_group("running jobs for real (runs the commands it is sent)")
+    execute.add_argument(
+        "--execute", action="store_true", help="run each replica's command as a local process"
+    )
+    execute.add_argument(
+        "--mount",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="the local directory of datasource NAME (default: one per job)",
+    )
+    execute.add_argument(
+        "--execute-timeout", type=float, default=None, metavar="SECONDS",
+        help="stop (and fail) a job that runs longer",
+    )  # fmt: skip
+    execute.add_argument(
+        "--allow-default-credentials",
+        action="store_true",
+        help="execute even with the documented default secret access key",
+    )
     return parser
+
+
+def execute_settings(args: argparse.Namespace) -> ExecuteSettings | None:
+    """The settings of ``--execute`` (``None`` without it).
+
+    :raises SystemExit: a ``--mount`` that is not ``NAME=DIR``.
+    """
+    if not args.execute:
+        return None
+    mounts = {}
+    for item in args.mount:
+        name, sep, folder = item.partition("=")
+        if not (sep and name and folder):
+            raise SystemExit(f"aihc-emulator: --mount must be NAME=DIR, got {item!r}")
+        mounts[name] = folder
+    return ExecuteSettings(mounts=mounts, timeout=args.execute_timeout)
 
 
 def progression_from_args(args: argparse.Namespace) -> Progression:
@@ -65,15 +106,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the emulator until SIGTERM/SIGINT; returns the exit status."""
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(levelname)s %(name)s %(message)s")
-    server = EmulatorServer(
-        host=args.host,
-        port=args.port,
-        access_key_id=args.access_key_id,
-        secret_access_key=args.secret_access_key,
-        progression=progression_from_args(args),
-        control_token=os.environ.get(TOKEN_ENV) or None,
-        loopback_host_only=args.loopback_host_only,
-    )
+    settings = execute_settings(args)
+    try:
+        server = EmulatorServer(
+            host=args.host,
+            port=args.port,
+            access_key_id=args.access_key_id,
+            secret_access_key=args.secret_access_key,
+            progression=progression_from_args(args),
+            execute=settings or False,
+            allow_default_credentials=args.allow_default_credentials,
+            control_token=os.environ.get(TOKEN_ENV) or None,
+            loopback_host_only=args.loopback_host_only,
+        )
+    except ValueError as exc:
+        print(f"aihc-emulator: {exc}", file=sys.stderr)
+        return 2
     try:
         asyncio.run(_serve(server))
     except OSError as exc:
@@ -93,21 +141,17 @@ async def _serve(server: EmulatorServer) -> None:
 
 
 def _announce(server: EmulatorServer, url: str) -> None:
-    scope = "localhost only" if _is_loopback(server.host) else "ALL interfaces of this address"
+    scope = "localhost only" if is_loopback(server.host) else "ALL interfaces of this address"
     print(
         f"AIHC emulator listening on {url} (bound to {server.host}: {scope}; "
         f"access key id {server.access_key_id}; control token {server.control_token})",
         flush=True,
     )
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    if server.backend.executor is not None:
+        print(
+            "AIHC emulator: --execute is on: it RUNS the commands of the jobs it is sent",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from typing import Any, Literal
 from . import jobs as jobmod
 from . import views
 from .errors import EmulatorError, invalid_param, not_found
+from .execute import ExecuteSettings, Executor, JobRun
 from .jobs import Clock, Job, JobFilter, Progression
 from .pools import Pool, default_pools, pool_info, queue_info
 from .requestlog import RequestLog, RequestRecord
@@ -54,6 +55,8 @@ class Backend:
     :param pools: the resource pools; :func:`~.pools.default_pools` when omitted.
     :param progression: how jobs move; :class:`Progression` ``()`` (per poll) by default.
     :param clock: epoch seconds, injectable so time-based moves need no sleeping.
+    :param execute: run each job's replicas as local processes (``execute.py``) instead of
+        simulating them; off (``None``) by default.
     """
 
     def __init__(
@@ -62,8 +65,10 @@ class Backend:
         pools: Sequence[Pool] | None = None,
         progression: Progression | None = None,
         clock: Clock | None = None,
+        execute: ExecuteSettings | None = None,
     ) -> None:
         self._lock = threading.Lock()
+        self.executor = Executor(execute) if execute is not None else None
         self._pools = {p.pool_id: p for p in (pools or default_pools())}
         self.progression = progression or Progression()
         self.clock: Clock = clock or time.time
@@ -179,6 +184,7 @@ class Backend:
             job = self._job(pool_id, job_id, queue_id)
             del self._jobs[job.job_id]
             self._names.pop((job.pool_id, job.name), None)
+        _stop_run(job, remove=True)
         return {"jobId": job.job_id, "jobName": job.name}
 
     def stop_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> dict[str, Any]:
@@ -188,6 +194,7 @@ class Backend:
             now = self.clock()
             jobmod.settle(job, self.progression, now)
             jobmod.stop(job, now)
+        _stop_run(job)
         return {"jobId": job.job_id, "jobName": job.name}
 
     def update_priority(
@@ -250,15 +257,19 @@ class Backend:
         ``keywords`` (v2) keeps only the lines of the page that contain it."""
         with self._lock:
             job = self._settled(pool_id, job_id, queue_id)
-            context = views.pod_context(job, self._pod(job, pod_name))
-            picked, offset = select(
-                job.log.entries,
-                start_time=start_time,
-                end_time=end_time,
-                max_lines=max_lines,
-                marker=marker,
-            )
-            lines = [render(entry, context, job.log.iterations, job.log) for entry in picked]
+            pod = self._pod(job, pod_name)
+            window: dict[str, Any] = {
+                "start_time": start_time,
+                "end_time": end_time,
+                "max_lines": max_lines,
+                "marker": marker,
+            }
+            if isinstance(job.runner, JobRun):  # executed: what its processes wrote
+                lines, offset = job.runner.page(pod.rank, **window)
+            else:
+                context = views.pod_context(job, pod)
+                picked, offset = select(job.log.entries, **window)
+                lines = [render(entry, context, job.log.iterations, job.log) for entry in picked]
         if keywords:
             lines = [line for line in lines if keywords in line]
         return {
@@ -352,10 +363,14 @@ class Backend:
             if job is None:
                 raise not_found("JobNotFound", f"job {job_id!r} not found")
             jobmod.force(job, status, self.clock(), reason, hold)
+        if job.is_terminal:
+            _stop_run(job)
 
     def reset(self, progression: Progression | None = None) -> None:
         """Forget jobs, faults, scripts and the request log; optionally change the pace."""
         with self._lock:
+            for job in self._jobs.values():
+                _stop_run(job, remove=True)
             self._jobs.clear()
             self._names.clear()
             if progression is not None:
@@ -363,6 +378,11 @@ class Backend:
         self.faults.clear()
         self.scripts.clear()
         self.request_log.clear()
+
+    def close(self) -> None:
+        """Stop every executed job and wait until its processes are gone (shutdown)."""
+        if self.executor is not None:
+            self.executor.shutdown()
 
     def record(self, record: RequestRecord) -> None:
         """Log one request (the app calls this for every API request)."""
@@ -422,6 +442,8 @@ class Backend:
         script = self.scripts.take_script(request.name)
         if script is not None:
             script.apply(job, now)
+        if self.executor is not None:
+            job.runner = self.executor.start(job)
         self._jobs[job.job_id] = job
         self._names[(pool_id, request.name)] = job.job_id
         return job
@@ -460,6 +482,12 @@ class Backend:
         if pod is None:
             raise not_found("PodNotFound", f"pod {pod_name!r} not found in job {job.job_id!r}")
         return pod
+
+
+def _stop_run(job: Job, *, remove: bool = False) -> None:
+    """An executed job's processes are stopped (and, ``remove``, its directory)."""
+    if isinstance(job.runner, JobRun):
+        job.runner.stop(remove=remove)
 
 
 def _new_job_id(framework: str, id_style: IdStyle) -> str:

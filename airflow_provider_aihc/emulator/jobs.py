@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .trainlog import DONE, FAIL, MAX_ITERATION_LINES, STOP, TrainLog
 
@@ -43,6 +43,18 @@ ACTIVE = frozenset({SCHEDULED, RUNNING})
 STOP_REASON = "stopped by user"
 
 Clock = Callable[[], float]
+
+
+class Runner(Protocol):
+    """A job that really runs (``execute.JobRun``): its status comes from its processes."""
+
+    started_at: float
+
+    def outcome(self) -> tuple[str, float, str] | None:
+        """``(status, at, reason)`` once the job ended on its own, else ``None``."""
+
+    def line_count(self) -> int:
+        """Log lines written so far, over every pod."""
 
 
 @dataclass(frozen=True)
@@ -172,6 +184,8 @@ class Job:
     history: list[tuple[str, float, str]] = field(default_factory=list)
     log: TrainLog = field(default_factory=TrainLog)
     plan: Plan = field(default_factory=Plan)
+    #: Set when the emulator executes the job: then its processes move it, not progression.
+    runner: Runner | None = None
 
     def __post_init__(self) -> None:
         self.priority = self.request.priority
@@ -225,6 +239,9 @@ _END_KIND = {SUCCEEDED: DONE, FAILED: FAIL}
 
 def settle(job: Job, progression: Progression, now: float) -> None:
     """Apply every time-based move that is due by ``now`` (back-dated), and grow the log."""
+    if job.runner is not None:
+        _follow(job, job.runner)
+        return
     while True:
         seconds = progression.seconds_for(job.status)
         target = next_status(job, now)
@@ -241,6 +258,10 @@ def settle(job: Job, progression: Progression, now: float) -> None:
 def poll(job: Job, progression: Progression, now: float) -> None:
     """One ``GET`` of the job: settle, maybe move on, grow the log, count the poll."""
     settle(job, progression, now)
+    if job.runner is not None:
+        job.polls += 1
+        job.gets += 1
+        return
     target = next_status(job, now)
     needed = _polls_needed(job, progression)
     if target is not None and needed is not None and job.polls >= needed:
@@ -263,6 +284,18 @@ def force(job: Job, status: str, now: float, reason: str = "", hold: bool = Fals
     """Put the job into any status (control API); ``hold`` keeps it there."""
     enter(job, status, now, reason)
     job.plan.hold_status = status if hold else None
+
+
+def _follow(job: Job, runner: Runner) -> None:
+    """An executed job: ``Running`` since its processes started, then how they ended."""
+    if job.status in (CREATED, SCHEDULED):
+        if job.status == CREATED:
+            enter(job, SCHEDULED, runner.started_at)
+        enter(job, RUNNING, runner.started_at)
+    ended = runner.outcome()
+    if ended is not None and not job.is_terminal and job.status != job.plan.hold_status:
+        status, at, reason = ended
+        enter(job, status, at, reason)
 
 
 def _polls_needed(job: Job, progression: Progression) -> int | None:

@@ -10,6 +10,10 @@ server::
         ...  # run the hook or the operator
         assert aihc_emulator.backend.count("CreateJob") == 1
 
+``aihc_emulator_execute`` is the same with ``--execute``: every job's replicas run as
+local processes (``execute.py``), under a secret made for the test, and no process of a
+job outlives the fixture.
+
 Importing this module costs nothing: no Airflow, and the emulator loads in the fixture.
 """
 
@@ -30,21 +34,48 @@ CONN_ENV = "AIRFLOW_CONN_AIHC_DEFAULT"
 @pytest.fixture
 def aihc_emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
     """A running emulator, with ``aihc_default`` pointing at it."""
-    from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID, DEFAULT_SECRET_ACCESS_KEY
-    from .control import TOKEN_ENV
+    from . import DEFAULT_SECRET_ACCESS_KEY
     from .server import EmulatorServer
 
     server = EmulatorServer().start()
+    _point_default_connection(monkeypatch, server, DEFAULT_SECRET_ACCESS_KEY)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def aihc_emulator_execute(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
+    """A running emulator that really runs jobs, with ``aihc_default`` pointing at it."""
+    import secrets
+
+    from .execute import ExecuteSettings
+    from .server import EmulatorServer
+
+    secret = secrets.token_urlsafe(24)
+    settings = ExecuteSettings(grace=2.0)
+    server = EmulatorServer(secret_access_key=secret, execute=settings).start()
+    _point_default_connection(monkeypatch, server, secret)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _point_default_connection(
+    monkeypatch: pytest.MonkeyPatch, server: EmulatorServer, secret: str
+) -> None:
+    """``aihc_default`` (an environment variable) pointing at ``server``."""
+    from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID
+    from .control import TOKEN_ENV
+
     connection = {
         "conn_type": "aihc",
         "login": DEFAULT_ACCESS_KEY_ID,
-        "password": DEFAULT_SECRET_ACCESS_KEY,
+        "password": secret,
         "host": server.url,
         "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
     }
     monkeypatch.setenv(CONN_ENV, json.dumps(connection))
     monkeypatch.setenv(TOKEN_ENV, server.control_token)
-    try:
-        yield server
-    finally:
-        server.stop()

@@ -35,6 +35,7 @@ from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
 from .app import App
 from .backend import Backend
 from .errors import EmulatorError
+from .execute import ExecuteSettings
 from .jobs import Clock, Progression
 from .pools import Pool
 from .wire import Request, Response, error_response
@@ -63,9 +64,17 @@ class EmulatorServer:
     :param clock: the jobs' clock, epoch seconds (signatures are checked against real time).
     :param backend: a ready backend, instead of ``progression``/``pools``/``clock``.
     :param body_timeout: seconds a client may take to send a body (then ``408``, closed).
+    :param execute: run every job's replicas as local processes (``execute.py``): ``True``
+        or the :class:`~.execute.ExecuteSettings`.  It runs whatever command it is sent, so
+        it binds a loopback address only and refuses the documented default credentials.
+    :param allow_default_credentials: execute even with the documented default secret.
+    :raises ValueError: ``execute`` with a non-loopback ``host`` or, unless allowed, the
+        default secret access key.
     :param control_token: the token control ``POST`` requests must carry; default a random
         one per server (read it from :attr:`control_token`).
-    :param loopback_host_only: refuse every API request whose ``Host`` is not loopback.
+    :param loopback_host_only: refuse every API request whose ``Host`` is not loopback
+        (always on with ``execute``: a page of another site cannot reach it by DNS
+        rebinding).
     """
 
     def __init__(
@@ -80,21 +89,28 @@ class EmulatorServer:
         clock: Clock | None = None,
         backend: Backend | None = None,
         body_timeout: float = BODY_TIMEOUT_SECONDS,
+        execute: bool | ExecuteSettings = False,
+        allow_default_credentials: bool = False,
         control_token: str | None = None,
         loopback_host_only: bool = False,
     ) -> None:
+        settings = _execute_settings(execute)
+        if settings is not None:
+            check_execute(host, secret_access_key, allow_default_credentials)
         self.host = host
         self.port = port
         self.access_key_id = access_key_id
         self.body_timeout = body_timeout
-        self.backend = backend or Backend(pools=pools, progression=progression, clock=clock)
+        self.backend = backend or Backend(
+            pools=pools, progression=progression, clock=clock, execute=settings
+        )
         #: What control ``POST`` requests must send in ``X-AIHC-Emulator-Token``.
         self.control_token = control_token or secrets.token_urlsafe(24)
         self.app = App(
             self.backend,
             {access_key_id: secret_access_key},
             control_token=self.control_token,
-            loopback_host_only=loopback_host_only,
+            loopback_host_only=loopback_host_only or settings is not None,
         )
         #: TCP connections accepted since the object was made.
         self.connections_total = 0
@@ -149,6 +165,7 @@ class EmulatorServer:
             if listener is not None:
                 await listener.wait_closed()
             self._runner = None
+            await asyncio.to_thread(self.backend.close)  # no executed job outlives the server
 
     def _web_app(self) -> web.Application:
         app = web.Application(client_max_size=MAX_BODY_BYTES)
@@ -227,7 +244,8 @@ class EmulatorServer:
                 loop.call_soon_threadsafe(event.set)
             except RuntimeError:
                 log.debug("emulator loop already closed")
-        thread.join(timeout)
+        executor = self.backend.executor
+        thread.join(timeout + (executor.settings.grace if executor is not None else 0.0))
         self._thread = None
 
     def __enter__(self) -> EmulatorServer:
@@ -255,6 +273,41 @@ class EmulatorServer:
     async def _thread_main(self) -> None:
         self._stop_event = asyncio.Event()
         await self.serve(self._stop_event, on_ready=lambda _url: self._ready.set())
+
+
+def _execute_settings(execute: bool | ExecuteSettings) -> ExecuteSettings | None:
+    if isinstance(execute, ExecuteSettings):
+        return execute
+    return ExecuteSettings() if execute else None
+
+
+def check_execute(host: str, secret_access_key: str, allow_default_credentials: bool) -> None:
+    """Refuse to execute commands for anyone but this machine's users, or for anyone who
+    knows the documented default secret (unless explicitly allowed).
+
+    :raises ValueError: saying which rule and how to satisfy it.
+    """
+    if not is_loopback(host):
+        raise ValueError(
+            f"execute runs the commands it is sent: it binds a loopback address only, not {host!r}"
+        )
+    if secret_access_key == DEFAULT_SECRET_ACCESS_KEY and not allow_default_credentials:
+        raise ValueError(
+            "execute runs the commands it is sent: give a secret access key of your own "
+            "(--secret-access-key), or --allow-default-credentials to accept the documented one"
+        )
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is this machine only."""
+    import ipaddress
+
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _to_aiohttp(response: Response, *, close: bool) -> web.Response:

@@ -237,7 +237,7 @@ def job_state(job: Job) -> dict[str, Any]:
         "createdAt": iso(job.created_at),
         "finishedAt": iso(job.finished_at),
         "polls": job.gets,
-        "logLines": len(job.log.entries),
+        "logLines": job.runner.line_count() if job.runner else len(job.log.entries),
         "body": job.request.body,
     }
 

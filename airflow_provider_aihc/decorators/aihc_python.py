@@ -1,0 +1,111 @@
+"""``@task.aihc_python``: the decorated function itself runs in the AIHC job.
+
+::
+
+    @task.aihc_python(image="registry.baidubce.com/org/train:1.4", replicas=2)
+    def train(rows: int, lr: float) -> dict:
+        import os  # imports inside: the function runs in the job, not on the worker
+
+        rank = int(os.environ["RANK"])
+        ...
+        return {"loss": loss}
+
+    metrics = train(rows=1000, lr=0.05)  # rank 0's return value, for downstream tasks
+
+The function's source (task decorators blanked, dedented) and its arguments (JSON,
+resolved when the task runs) travel in the job's environment (``_payload.py`` says how,
+and the limits); nothing is pickled, so the job's Python need not be the worker's.  Every
+replica runs it with the image's ``python3`` and AIHC's distributed environment
+(``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``); rank 0 prints its return
+value as the result marker line, which the operator reads back (XCom ``result``): that
+value is the task's return value.  An exception fails the job and the task, and the
+task's log shows the job's traceback (the operator streams the job's log).
+
+Every other parameter is :class:`~airflow_provider_aihc.operators.aihc.AIHCCreateJobOperator`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from airflow_provider_aihc.decorators._base import (
+    AIHCDecoratedOperator,
+    job_decorator,
+    job_parameters,
+    typed_like,
+)
+from airflow_provider_aihc.version_compat import Context
+
+#: The XCom the operator pushes the job's result marker value to.
+RESULT_XCOM = "result"
+
+
+class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
+    """The operator behind ``@task.aihc_python``: the job runs the function."""
+
+    custom_operator_name = "@task.aihc_python"
+
+    def execute(self, context: Context) -> Any:
+        self._pack()
+        super().execute(context)  # the job id; the task's value is the job's return value
+        return self._job_value(context)
+
+    def execute_complete(self, context: Context, event: Mapping[str, Any]) -> Any:
+        super().execute_complete(context, event)
+        return self._job_value(context)
+
+    def _pack(self) -> None:
+        """Put the function and its arguments into the job: its command and one env.
+
+        :raises AIHCValidationError: an argument is not JSON, the source cannot be read or
+            the whole is too large; nothing is sent.
+        """
+        from airflow_provider_aihc.decorators import _payload
+        from airflow_provider_aihc.exceptions import AIHCValidationError
+
+        try:
+            payload = _payload.build(
+                self.python_callable, list(self.op_args), self.op_kwargs, self.result_marker
+            )
+        except _payload.PayloadError as err:
+            raise AIHCValidationError(err.problems) from err
+        self.command = _payload.command()
+        self.envs = _with_env(self.envs, _payload.PAYLOAD_ENV, payload)
+
+    def _job_value(self, context: Context) -> Any:
+        """What rank 0 returned: the ``result`` the operator read from the job's log."""
+        ti = context["ti"]
+        return ti.xcom_pull(
+            task_ids=ti.task_id, key=RESULT_XCOM, map_indexes=getattr(ti, "map_index", -1)
+        )
+
+
+def _with_env(envs: Any, name: str, value: str) -> Any:
+    """``envs`` (a mapping, a list of ``{name, value}`` or JSON text of either) plus one."""
+    if isinstance(envs, str):
+        import json
+
+        from airflow_provider_aihc.exceptions import AIHCValidationError
+
+        try:
+            envs = json.loads(envs) if envs.strip() else None
+        except ValueError as err:
+            raise AIHCValidationError([("envs", f"is not JSON: {err}")]) from err
+    if envs is None:
+        return {name: value}
+    if isinstance(envs, Mapping):
+        return {**envs, name: value}
+    kept = [e for e in envs if not (isinstance(e, Mapping) and e.get("name") == name)]
+    return [*kept, {"name": name, "value": value}]
+
+
+@typed_like(job_parameters)
+def aihc_python_task(
+    python_callable: Callable[..., Any] | None = None,
+    multiple_outputs: bool | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Make the function a task whose AIHC job runs the function itself (parameters:
+    :func:`~airflow_provider_aihc.decorators._base.job_parameters`)."""
+    return job_decorator(AIHCPythonDecoratedOperator, python_callable, multiple_outputs, kwargs)
