@@ -188,16 +188,23 @@ async def test_pages_stop_once_every_job_is_seen_and_an_old_job_is_read_alone(
 
 
 async def test_jobs_older_than_the_pages_are_listed_again_once_more_triggers_join(
-    emulator: EmulatorServer,
+    emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     emulator.backend.clock = lambda: time.time() - 3600
     deep = make_jobs(emulator, POOL_A, "deep", 2)
     emulator.backend.clock = time.time
     rest = make_jobs(emulator, POOL_A, "rest", 798)
     hook = shared_async_hook(CONN)
-    # A long interval: no round of its own before the late ones join (their shorter
-    # interval wakes the watcher), however slowly this test resumes.
-    early = [subscribe(hook, POOL_A, job_id, 30.0) for job_id in deep + rest[-5:]]
+
+    # Rounds on demand only: round 2 when the late ones join (their shorter interval wakes
+    # the watcher), none of its own in between or after, however slowly this test resumes
+    # on a loaded machine (it once counted round 3's first page).
+    async def on_demand(self: PoolWatcher, started: float) -> None:
+        self._wake.clear()
+        await self._wake.wait()
+
+    monkeypatch.setattr(PoolWatcher, "_pause", on_demand)
+    early = [subscribe(hook, POOL_A, job_id, 0.2) for job_id in deep + rest[-5:]]
     await asyncio.gather(*(s.next() for s in early))
     # Round 1: a budget of 1 + 3 pages; 2 jobs left and 4 pages to go: two GetJobs.
     assert (emulator.backend.count("ListJobs"), emulator.backend.count("GetJob")) == (4, 2)
