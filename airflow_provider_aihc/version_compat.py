@@ -73,11 +73,16 @@ def asset_or_time_schedule(assets: Sequence[Any], cron: str, *, timezone: str = 
     :param cron: the time schedule, e.g. ``"@weekly"``, as a ``CronTriggerTimetable``.
     :param timezone: the cron's time zone.
     """
-    if AIRFLOW_V_3_0_PLUS:
+    if AIRFLOW_V_3_2_PLUS:
         from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable
 
         timetable = CronTriggerTimetable(cron, timezone=timezone)
         return AssetOrTimeSchedule(timetable=timetable, assets=list(assets))
+    if AIRFLOW_V_3_0_PLUS:  # 3.0 and 3.1: not in airflow.sdk yet
+        from airflow.timetables.assets import AssetOrTimeSchedule as Schedule
+        from airflow.timetables.trigger import CronTriggerTimetable as Trigger
+
+        return Schedule(timetable=Trigger(cron, timezone=timezone), assets=list(assets))
     from airflow.timetables.datasets import DatasetOrTimeSchedule
     from airflow.timetables.trigger import CronTriggerTimetable as Cron
 

@@ -12,8 +12,10 @@ working directory (nothing of the source tree on ``sys.path``) checks that
    folder of its own) succeeds with ``airflow dags test`` against that emulator, and the
    emulator's own record shows the one job it created succeeded.
 
-Usage: ``python scripts/check_wheel.py [AIRFLOW_VERSION ...]`` (default: every version in
-``constraints/``). Exits non-zero on the first failed check.
+Usage: ``python scripts/check_wheel.py [AIRFLOW-pyX.Y ...]``, e.g. ``3.3.2-py3.11``: the
+combinations of ``constraints/airflow-<combination>.txt`` to check, each on the Python that
+runs this script (default: every combination in ``constraints/`` for that Python). Exits
+non-zero on the first failed check.
 """
 
 from __future__ import annotations
@@ -115,10 +117,14 @@ def start_emulator(
     return proc, line.split("listening on ")[1].split()[0]
 
 
-def check_version(version: str, wheel: Path, work: Path) -> None:
-    print(f"Airflow {version}:", flush=True)
+def check_version(combination: str, wheel: Path, work: Path) -> None:
+    version, python = combination.split("-py")
+    print(f"Airflow {version}, Python {python}:", flush=True)
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if python != running:
+        sys.exit(f"{combination}: run this script with Python {python}, not {running}")
     venv = work / "venv"
-    constraints = ROOT / "constraints" / f"airflow-{version}.txt"
+    constraints = ROOT / "constraints" / f"airflow-{combination}.txt"
     run([str(UV), "venv", "--quiet", "--python", sys.executable, str(venv)], dict(os.environ), work)
     run(
         [str(UV), "pip", "install", "--quiet", "--compile-bytecode", "--python",
@@ -164,8 +170,10 @@ def check_version(version: str, wheel: Path, work: Path) -> None:
 
 
 def main(versions: list[str]) -> None:
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
     versions = versions or sorted(
-        p.stem.removeprefix("airflow-") for p in (ROOT / "constraints").glob("airflow-*.txt")
+        p.stem.removeprefix("airflow-")
+        for p in (ROOT / "constraints").glob(f"airflow-*-py{running}.txt")
     )
     work = Path(tempfile.mkdtemp(prefix="aihc-wheel-"))
     try:

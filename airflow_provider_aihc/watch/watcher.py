@@ -332,6 +332,9 @@ class PoolWatcher:
                 if item.job_id in pending:
                     pending.discard(item.job_id)
                     self._record(item.job_id, item)
+            # A job whose triggers all left while the page was on its way (they had their
+            # reading: the job ended) is looked for no more, in the pages or by a GetJob.
+            pending.intersection_update(self._jobs)
             received += len(page.jobs)
             oldest = page.jobs[-1].created_at if page.jobs else oldest
             if not pending or not page.jobs or received >= page.total:
@@ -349,17 +352,18 @@ class PoolWatcher:
         if oldest_read is None:
             return False
         for job_id in pending:
-            job = self._jobs.get(job_id)
-            if job is not None and (job.created_at is None or job.created_at <= oldest_read):
+            job = self._jobs[job_id]  # pending holds only watched jobs
+            if job.created_at is None or job.created_at <= oldest_read:
                 return False
         return True
 
     async def _read_each(self, job_ids: list[str]) -> None:
-        """One GetJob per job.
+        """One GetJob per job still watched.
 
         :raises AIHCError: the first retryable failure, once every answer is in.
         """
-        answers = await asyncio.gather(*(self._read_one(job_id) for job_id in job_ids))
+        watched = [job_id for job_id in job_ids if job_id in self._jobs]
+        answers = await asyncio.gather(*(self._read_one(job_id) for job_id in watched))
         failed = next((error for error in answers if error is not None), None)
         if failed is not None:
             raise failed

@@ -106,4 +106,10 @@ def test_a_deadline_stops_the_job_unless_cancel_on_kill_is_false(
 
     assert not run.succeeded
     jobs = aihc_emulator.backend.jobs()
-    assert [(job["name"], job["status"]) for job in jobs] == [(name, final_status)]
+    [(job_name, status)] = [(job["name"], job["status"]) for job in jobs]
+    assert job_name == name
+    if final_status == "ManualTermination":
+        assert status == final_status
+    else:  # left alone: wherever the emulator's clock got it (a loaded machine is slow)
+        assert status not in ("ManualTermination", "Failed"), status
+        assert aihc_emulator.backend.count("StopJob") == 0

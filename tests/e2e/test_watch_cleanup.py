@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from airflow2_rows import deferred_task_instance
+from polls import reads, until_polled
 
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
@@ -31,10 +32,12 @@ def deferred_ti(airflow_db: None) -> Any:
     return deferred_task_instance(DAG_ID, "cleanup")
 
 
-async def run_then_remove(trigger: AIHCJobTrigger) -> None:
-    """What 2.x's triggerer does when a trigger leaves its set: cancel, then clean up."""
+async def run_then_remove(server: EmulatorServer, trigger: AIHCJobTrigger) -> None:
+    """What 2.x's triggerer does when a trigger leaves its set: cancel, then clean up
+    (once the trigger has polled its job twice)."""
+    before = reads(server)
     task = asyncio.ensure_future(trigger.run().__anext__())
-    await asyncio.sleep(0.3)
+    await until_polled(server, before + 2)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -59,7 +62,7 @@ def test_cleanup_stops_the_job_only_when_the_task_left_deferred(
     trigger.task_instance = deferred_ti
     if state != "deferred":
         deferred_ti.set_state(state)  # what mark-failed / clear do to the row
-    asyncio.run(run_then_remove(trigger))
+    asyncio.run(run_then_remove(aihc_emulator, trigger))
     assert aihc_emulator.backend.count("StopJob") == int(stopped)
     status = aihc_emulator.backend.job(job_id)["status"]
     assert (status == "ManualTermination") is stopped

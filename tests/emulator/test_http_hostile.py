@@ -29,8 +29,9 @@ def quick_server() -> Iterator[EmulatorServer]:
         yield running
 
 
-def exchange(server: EmulatorServer, payload: bytes, wait: float = 3.0) -> tuple[bytes, bool]:
-    """Send ``payload``; read until the server closes or ``wait`` passes: (bytes, closed)."""
+def exchange(server: EmulatorServer, payload: bytes, wait: float = 30.0) -> tuple[bytes, bool]:
+    """Send ``payload``; read until the server closes or ``wait`` passes: (bytes, closed).
+    ``wait`` is a deadline, not a pace: the exchange ends as soon as the server closes."""
     url = urlsplit(server.url)
     with socket.create_connection((url.hostname, url.port), timeout=wait) as sock:
         sock.sendall(payload)
@@ -103,16 +104,16 @@ def test_a_body_that_never_arrives_times_out(quick_server: EmulatorServer) -> No
     assert closed
     assert data.startswith(b"HTTP/1.1 408 "), data
     assert b'"code":"RequestTimeout"' in data
-    assert 0.4 < elapsed < 2.5
+    assert elapsed > 0.4  # the body timeout (0.5 s) was waited; how much longer, load decides
     assert quick_server.backend.requests == []
 
 
 def test_a_head_that_arrives_slowly_is_still_served(quick_server: EmulatorServer) -> None:
     """The body timeout starts once the head is in; a slow but honest client is answered."""
     url = urlsplit(quick_server.url)
-    with socket.create_connection((url.hostname, url.port), timeout=5) as sock:
+    with socket.create_connection((url.hostname, url.port), timeout=30) as sock:
         sock.sendall(b"GET /api/v1/resourcepools HTTP/1.1\r\n")
-        time.sleep(0.7)
+        time.sleep(0.7)  # the client's slowness itself (longer than the body timeout)
         sock.sendall(b"Host: x\r\nConnection: close\r\n\r\n")
         data = sock.recv(65536)
     assert data.startswith(b"HTTP/1.1 403 "), data  # unsigned: the app answered it

@@ -217,9 +217,8 @@ async def test_a_thousand_keep_alive_pollers(client: Client, server: EmulatorSer
         writer.close()
         return statuses
 
-    started = time.monotonic()
-    results = await asyncio.wait_for(asyncio.gather(*(poller() for _ in range(1000))), 60)
-    elapsed = time.monotonic() - started
+    # No bound on the time it takes (a loaded machine decides that; pytest-timeout ends a
+    # hang): every connection is served, none refused or dropped.
+    results = await asyncio.gather(*(poller() for _ in range(1000)))
     assert all(codes == [b"200"] * 3 for codes in results)
     assert server.backend.count("GetJob", 200) == 3000
-    assert elapsed < 30, f"3,000 polls took {elapsed:.1f} s"

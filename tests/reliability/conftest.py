@@ -1,10 +1,10 @@
 """Fixtures of the reliability suite (issue 6): the one driver process, the DB, the figures.
 
-Every DAG-run case (fault matrix, kills, secrets) runs in ONE ``rel_driver.py`` process per
-session: Airflow 3 pays ~20 s per process to build its execution API, ~1.5 s per run
-after that.  The driver starts in the background as soon as the first test of this folder
-runs, so the in-process tests (bad input, trigger restarts) and the crash test's own
-Airflow processes overlap with it; the tests that read its results wait for it.
+Every DAG-run case (fault matrix, kills, secrets) the selected tests need runs in ONE
+``rel_driver.py`` process per test run (under pytest-xdist, in worker ``gw0``, whose
+results the other workers read): Airflow 3 pays ~20 s per process to build its execution
+API, ~1.5 s per run after that.  The driver starts in the background as soon as the tests
+are collected, so all the other tests overlap with it; those that read its results wait.
 
 ``AIHC_REL_SEEDS`` (count) and ``AIHC_REL_SEED_START`` choose the fault-matrix seeds.
 """
@@ -15,7 +15,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,19 +29,33 @@ DAGS_DIR = HERE / "dags"
 AIRFLOW = str(Path(sys.executable).with_name("airflow"))
 
 
-class _Driver:
-    """The driver process, started once, waited for by whoever needs its results."""
+#: Which module's tests read which cases of the driver's plan.
+PLAN_PARTS = {
+    "test_fault_matrix.py": lambda: [rel_plan.schedule(seed).case() for seed in matrix_seeds()],
+    "test_kills.py": rel_plan.kill_cases,
+    "test_secrets.py": rel_plan.secret_cases,
+}
+#: Under pytest-xdist the driver runs once, in this worker; the others read its results
+#: from the run's shared temporary folder.
+OWNER = "gw0"
 
-    def __init__(self, tmp: Path) -> None:
+
+class _Driver:
+    """The driver process, started once per test run, waited for by whoever needs its
+    results: in the owning process (the only one without pytest-xdist) it runs; other
+    xdist workers wait for the ``done.json`` it leaves in the shared folder."""
+
+    def __init__(self, tmp: Path, owner: bool) -> None:
         self.tmp = tmp
+        self.owner = owner
+        self.parts: set[str] = set()
         self.process: subprocess.Popen[bytes] | None = None
         self.run: DriverRun | None = None
 
     def start(self) -> None:
-        if self.process is not None:
+        if self.process is not None or not self.owner:
             return
-        cases = [rel_plan.schedule(seed).case() for seed in matrix_seeds()]
-        cases += rel_plan.kill_cases() + rel_plan.secret_cases()
+        cases = [case for name in sorted(self.parts) for case in PLAN_PARTS[name]()]
         plan = self.tmp / "plan.json"
         plan.write_text(json.dumps({"cases": cases}))
         self.results = self.tmp / "results.jsonl"
@@ -56,55 +71,102 @@ class _Driver:
 
     def wait(self) -> DriverRun:
         if self.run is None:
-            self.start()
-            assert self.process is not None
-            try:
-                code = self.process.wait(timeout=DRIVER_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                code = self.process.wait()
-            self.log.close()
-            results = {}
-            if self.results.exists():
-                for line in self.results.read_text().splitlines():
-                    result = json.loads(line)
-                    results[result["id"]] = result
-            output = (self.tmp / "driver.log").read_text(errors="replace")
-            self.run = DriverRun(code, results, output, Path(os.environ["AIRFLOW_HOME"]))
+            self.run = self._finish() if self.owner else self._read_done()
         return self.run
 
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
+    def _finish(self) -> DriverRun:
+        self.start()
+        assert self.process is not None
+        try:
+            code = self.process.wait(timeout=DRIVER_TIMEOUT)
+        except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.wait()
+            code = self.process.wait()
+        self.log.close()
+        done = {"code": code, "airflow_home": os.environ["AIRFLOW_HOME"]}
+        (self.tmp / "done.json").write_text(json.dumps(done))
+        return self._load(done)
+
+    def _read_done(self) -> DriverRun:
+        marker = self.tmp / "done.json"
+        deadline = time.monotonic() + DRIVER_TIMEOUT + 60
+        while not marker.exists():
+            assert time.monotonic() < deadline, f"the driver in worker {OWNER} never finished"
+            time.sleep(0.5)
+        return self._load(json.loads(marker.read_text()))
+
+    def _load(self, done: dict[str, Any]) -> DriverRun:
+        results = {}
+        results_file = self.tmp / "results.jsonl"
+        if results_file.exists():
+            for line in results_file.read_text().splitlines():
+                result = json.loads(line)
+                results[result["id"]] = result
+        output = (self.tmp / "driver.log").read_text(errors="replace")
+        return DriverRun(done["code"], results, output, Path(done["airflow_home"]))
+
+    def stop(self) -> None:
+        """At the end of the owner's session: let the driver finish when other workers may
+        still read it (xdist), else kill it."""
+        if self.process is not None and self.process.poll() is None:
+            if os.environ.get("PYTEST_XDIST_WORKER"):
+                self.wait()
+            else:
+                self.process.kill()
+                self.process.wait()
 
 
-@pytest.fixture(scope="session")
-def reliability_db() -> None:
-    """Migrate the session's SQLite metadata DB (a no-op when the e2e tests already did)."""
+def _migrate() -> None:
     subprocess.run(
         [AIRFLOW, "db", "migrate"], check=True, capture_output=True, text=True, timeout=300
     )
 
 
 @pytest.fixture(scope="session")
-def _driver(reliability_db: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Driver]:
-    driver = _Driver(tmp_path_factory.mktemp("reliability-driver"))
-    yield driver
-    driver.stop()
+def reliability_db() -> None:
+    """Migrate the session's SQLite metadata DB (a no-op when the e2e tests already did)."""
+    _migrate()
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _start_driver_early(request: pytest.FixtureRequest) -> None:
-    """Start the driver at this folder's first test if any selected test needs it."""
-    if any("driver_run" in getattr(item, "fixturenames", ()) for item in request.session.items):
-        request.getfixturevalue("_driver").start()
+_DRIVER: list[_Driver] = []  # the run's one driver, made when collection is done
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the driver as soon as the tests are known, if any selected test needs it, so
+    that it overlaps with all the others (under xdist: in worker ``gw0`` whatever it runs;
+    ``tests/conftest.py`` gives the workers their shared folder)."""
+    parts = {
+        Path(str(item.fspath)).name
+        for item in session.items
+        if "driver_run" in getattr(item, "fixturenames", ())
+    }
+    if not parts:
+        return
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    shared = os.environ.get("AIHC_TEST_SHARED_DIR")
+    if worker is None or shared is None:
+        driver = _Driver(Path(tempfile.mkdtemp(prefix="aihc-reliability-driver-")), owner=True)
+    else:
+        folder = Path(shared) / "reliability-driver"
+        folder.mkdir(exist_ok=True)
+        driver = _Driver(folder, owner=worker == OWNER)
+    driver.parts = parts
+    if driver.owner:
+        _migrate()
+        driver.start()
+    _DRIVER.append(driver)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    for driver in _DRIVER:
+        driver.stop()
 
 
 @pytest.fixture(scope="session")
-def driver_run(_driver: _Driver) -> DriverRun:
+def driver_run() -> DriverRun:
     """The driver's results (waits for it)."""
-    return _driver.wait()
+    assert _DRIVER, "no test of this run asked for the driver at collection"
+    return _DRIVER[0].wait()
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

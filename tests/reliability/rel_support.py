@@ -16,12 +16,9 @@ from airflow_provider_aihc.emulator import (
     DEFAULT_SECRET_ACCESS_KEY,
 )
 from airflow_provider_aihc.emulator.server import EmulatorServer
-from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 
-if AIRFLOW_V_3_0_PLUS:
-    from airflow.sdk.exceptions import TaskDeferred as TaskDeferred
-else:  # Airflow 2.11
-    from airflow.exceptions import TaskDeferred as TaskDeferred
+# airflow.sdk.exceptions from 3.2, airflow.exceptions before: common.compat's choice.
+from airflow_provider_aihc.version_compat import TaskDeferred as TaskDeferred
 
 POOL = DEFAULT_RESOURCE_POOL_ID
 _RUNS = itertools.count(1)

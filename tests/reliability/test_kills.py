@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 import rel_plan
 from airflow2_rows import deferred_task_instance
+from polls import reads, until_polled
 from rel_support import (
     FIGURES,
     POOL,
@@ -90,7 +91,9 @@ def _deferred_trigger(task: Any) -> AIHCJobTrigger:
     return trigger
 
 
-async def _cancel_running(trigger: AIHCJobTrigger, message: str | None) -> None:
+async def _cancel_running(
+    server: EmulatorServer, trigger: AIHCJobTrigger, message: str | None
+) -> None:
     """Run the trigger for a few polls, then cancel it as the triggerer does."""
     events: list[Any] = []
 
@@ -98,8 +101,9 @@ async def _cancel_running(trigger: AIHCJobTrigger, message: str | None) -> None:
         async for event in trigger.run():
             events.append(event)
 
+    before = reads(server)
     task = asyncio.ensure_future(run())
-    await asyncio.sleep(0.4)
+    await until_polled(server, before + 2)
     task.cancel(message)
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -150,7 +154,7 @@ async def test_deferred_mark_failed_on_airflow_3_3_runs_on_kill(
     _, trigger = _held_job_task(aihc_emulator, kind, bool(cancel_on_kill))
     assert trigger.cancel_on_kill is bool(cancel_on_kill)
 
-    await _cancel_running(trigger, USER_ACTION)
+    await _cancel_running(aihc_emulator, trigger, USER_ACTION)
 
     [job] = aihc_emulator.backend.jobs()
     assert job["status"] == expected
@@ -176,7 +180,7 @@ async def test_deferred_mark_failed_on_airflow_2_runs_cleanup_on_the_db_state(
     trigger.task_instance = task_row
     task_row.set_state("failed")  # what "Mark failed" does to the row
 
-    await _cancel_running(trigger, None)  # 2.x cancels plainly, then cleans up
+    await _cancel_running(aihc_emulator, trigger, None)  # 2.x cancels plainly, then cleans up
 
     [job] = aihc_emulator.backend.jobs()
     assert job["status"] == expected

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from polls import reads, until_polled
 from watch_helpers import POOL, log_lines
 
 from airflow_provider_aihc.emulator import scenarios
@@ -152,10 +153,11 @@ async def test_at_the_deadline_the_job_is_stopped_and_a_timeout_fired(
 ) -> None:
     aihc_emulator.backend.add_script(scenarios.HoldJob(status="Running"))
     job_id = create("forever")
+    aihc_emulator.backend.set_status(job_id, "Running", hold=True)  # not left to the clock
     started = time.monotonic()
     trigger = AIHCJobTrigger(job_id, POOL, deadline=time.time() + 0.4, **FAST)
     event, _ = await fire(trigger)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started >= 0.3  # fired at the deadline, not before
     assert (event.status, event.job_status, event.stopped) == ("timeout", "Running", True)
     assert "the job was stopped" in event.message
     assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
@@ -188,9 +190,10 @@ async def test_on_kill_stops_the_job(
 ) -> None:
     aihc_emulator.backend.add_script(scenarios.HoldJob(status="Running"))
     job_id = create("killed")
+    aihc_emulator.backend.set_status(job_id, "Running", hold=True)  # not left to the clock
     trigger = AIHCJobTrigger(job_id, POOL, **FAST)
     task = asyncio.ensure_future(fire(trigger))
-    await asyncio.sleep(0.5)  # a few polls: the job is Running
+    await until_polled(aihc_emulator, reads(aihc_emulator) + 2)  # the job is Running
     assert aihc_emulator.backend.job(job_id)["status"] == "Running"
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 from watch_helpers import Recorder
@@ -13,7 +14,13 @@ from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.exceptions import AIHCError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
-from airflow_provider_aihc.watch import MAX_ERROR_BACKOFF_SECONDS, JobWatch, drive, wait_for_job
+from airflow_provider_aihc.watch import (
+    MAX_ERROR_BACKOFF_SECONDS,
+    JobWatch,
+    drive,
+    flow,
+    wait_for_job,
+)
 from airflow_provider_aihc.watch.flow import WAKE_GRID_SECONDS, grid_sleep
 
 
@@ -222,26 +229,45 @@ def test_logs_are_not_asked_for_while_the_job_is_queued(
 # ---- the wake-up grid of async waits -------------------------------------------------------
 
 
-async def test_grid_sleep_ends_on_the_grid_never_early() -> None:
-    loop = asyncio.get_running_loop()
+def aim_on_a_fake_clock(monkeypatch: pytest.MonkeyPatch, now: float) -> list[float]:
+    """``grid_sleep`` on a loop whose clock stands at ``now``: the times it aims at."""
+    aimed: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        aimed.append(now + delay)
+
+    fake = SimpleNamespace(get_running_loop=lambda: SimpleNamespace(time=lambda: now), sleep=sleep)
+    monkeypatch.setattr(flow, "asyncio", fake)
+    return aimed
+
+
+async def test_grid_sleep_ends_on_the_grid_never_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Where it aims, on a clock of its own (no wall-clock bound: a loaded machine wakes late).
+    now = 1000.013
+    aimed = aim_on_a_fake_clock(monkeypatch, now)
     for asked in (0.0, 0.01, 0.13, 0.25):
+        await grid_sleep(asked)
+        wake = aimed[-1]
+        assert now + asked <= wake < now + asked + WAKE_GRID_SECONDS  # the next grid point
+        steps = wake / WAKE_GRID_SECONDS
+        assert abs(steps - round(steps)) < 1e-6
+    monkeypatch.undo()
+    # And the real sleep is never early.
+    loop = asyncio.get_running_loop()
+    for asked in (0.0, 0.01, 0.13):
         before = loop.time()
         await grid_sleep(asked)
-        after = loop.time()
-        assert after - before >= asked
-        assert after - before < asked + WAKE_GRID_SECONDS + 0.05  # at most one grid step late
-        steps = after / WAKE_GRID_SECONDS
-        assert abs(steps - round(steps)) < 0.2  # woke at (just after) a grid point
+        assert loop.time() - before >= asked
 
 
-async def test_waits_due_in_one_grid_step_wake_in_one_loop_turn() -> None:
-    loop = asyncio.get_running_loop()
-    woke: list[float] = []
-
-    async def wait(seconds: float) -> None:
-        await grid_sleep(seconds)
-        woke.append(loop.time())
-
+async def test_waits_due_in_one_grid_step_wake_in_one_loop_turn(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Where they aim, on a clock of its own: one grid point for all, so one wake-up (how
+    # late the loop gets there is the machine's load, not the design).
+    now = 1000.013
+    aimed = aim_on_a_fake_clock(monkeypatch, now)
     # Due 1 ms apart: without the grid each would be its own wake-up.
-    await asyncio.gather(*(wait(0.05 + i * 0.001) for i in range(20)))
-    assert max(woke) - min(woke) < 0.005
+    await asyncio.gather(*(grid_sleep(0.05 + i * 0.001) for i in range(20)))
+    assert len(aimed) == 20
+    assert max(aimed) - min(aimed) < 1e-9
