@@ -8,7 +8,6 @@ The API pages are generated here, one per public module, on every build.
 
 from __future__ import annotations
 
-import pkgutil
 import sys
 from pathlib import Path
 
@@ -17,8 +16,9 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-import airflow_provider_aihc  # noqa: E402
 from docs_api import public_modules  # noqa: E402
+
+import airflow_provider_aihc  # noqa: E402
 
 project = "airflow-provider-aihc"
 author = "airflow-provider-aihc contributors"
@@ -69,9 +69,7 @@ def _write_api_pages() -> None:
     wanted = {}
     for name in public_modules():
         title = f"``{name}``"
-        wanted[f"{name}.rst"] = (
-            f"{title}\n{'=' * len(title)}\n\n.. automodule:: {name}\n"
-        )
+        wanted[f"{name}.rst"] = f"{title}\n{'=' * len(title)}\n\n.. automodule:: {name}\n"
     for stale in out.glob("airflow_provider_aihc*.rst"):
         if stale.name not in wanted:
             stale.unlink()
