@@ -69,3 +69,4 @@ $(DEPLOY_PY).stamp: constraints/airflow-$(AF3).txt deploy/constraints.txt pyproj
 		-c constraints/airflow-$(AF3).txt -c deploy/constraints.txt "apache-airflow==$(AF3)" \
 		apache-airflow-providers-celery psycopg2-binary asyncpg redis playwright -e .
 	touch $@
+-include mk/*.mk

@@ -12,8 +12,11 @@ working directory (nothing of the source tree on ``sys.path``) checks that
    folder of its own) succeeds with ``airflow dags test`` against that emulator, and the
    emulator's own record shows the one job it created succeeded.
 
-Usage: ``python scripts/check_wheel.py [AIRFLOW_VERSION ...]`` (default: every version in
-``constraints/``). Exits non-zero on the first failed check.
+Usage: ``python scripts/check_wheel.py [--artifact PATH] [AIRFLOW_VERSION ...]`` (default:
+every version in ``constraints/``). ``--artifact`` checks a built wheel or sdist (what
+``make release-check`` built) instead of building a wheel here; an sdist is built into a
+wheel by the installer, as ``pip install`` of an sdist does. Exits non-zero on the first
+failed check.
 """
 
 from __future__ import annotations
@@ -116,7 +119,7 @@ def start_emulator(
 
 
 def check_version(version: str, wheel: Path, work: Path) -> None:
-    print(f"Airflow {version}:", flush=True)
+    print(f"Airflow {version}, {wheel.name}:", flush=True)
     venv = work / "venv"
     constraints = ROOT / "constraints" / f"airflow-{version}.txt"
     run([str(UV), "venv", "--quiet", "--python", sys.executable, str(venv)], dict(os.environ), work)
@@ -163,14 +166,14 @@ def check_version(version: str, wheel: Path, work: Path) -> None:
         emulator.wait(timeout=10)
 
 
-def main(versions: list[str]) -> None:
+def main(versions: list[str], artifact: Path | None = None) -> None:
     versions = versions or sorted(
         p.stem.removeprefix("airflow-") for p in (ROOT / "constraints").glob("airflow-*.txt")
     )
     work = Path(tempfile.mkdtemp(prefix="aihc-wheel-"))
     try:
-        wheel = build_wheel(work / "dist")
-        print(f"built {wheel.name}", flush=True)
+        wheel = artifact.resolve() if artifact else build_wheel(work / "dist")
+        print(f"{'checking' if artifact else 'built'} {wheel.name}", flush=True)
         for version in versions:
             check_version(version, wheel, Path(tempfile.mkdtemp(dir=work)))
     finally:
@@ -179,4 +182,8 @@ def main(versions: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    if args[:1] == ["--artifact"]:
+        main(args[2:], Path(args[1]))
+    else:
+        main(args)

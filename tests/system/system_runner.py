@@ -290,6 +290,7 @@ class SystemRun:
             entry["jobs"] = [asdict(j) for j in self.jobs.values() if j.job_id not in known]
             self.report.write()
         assert ok, f"{dag_id} did not succeed:\n{output[-4000:]}"
+        assert entry["jobs"], f"{dag_id} succeeded, but the runner saw none of its jobs"
 
     def _watch(self, proc: subprocess.Popen[str], deadline: float) -> str:
         """Observe the jobs while the DAG runs; its output once it ends."""
