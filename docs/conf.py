@@ -34,6 +34,7 @@ myst_heading_anchors = 3
 html_theme = "furo"
 html_title = f"airflow-provider-aihc {release}"
 html_static_path = ["_static"]
+html_favicon = "_static/favicon.png"  # else every browser asks for a /favicon.ico (404)
 html_show_sourcelink = False
 
 autodoc_member_order = "bysource"
