@@ -76,10 +76,11 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 600) ->
 PASSED: list[str] = []
 
 
-def check(ok: bool, what: str, detail: str = "") -> None:
+def check(ok: bool, what: str, detail: str = "", name: str = "wheel") -> None:
+    """Print one check; exit with ``detail`` when it failed (``name``: whose check it is)."""
     print(f"  {'ok  ' if ok else 'FAIL'} {what}", flush=True)
     if not ok:
-        sys.exit(f"wheel check failed: {what}\n{detail}\nwheel: {len(PASSED)} passed, 1 failed")
+        sys.exit(f"{name} check failed: {what}\n{detail}\n{name}: {len(PASSED)} passed, 1 failed")
     PASSED.append(what)
 
 

@@ -36,15 +36,13 @@ ROOT = Path(__file__).resolve().parent.parent
 UV = ROOT / ".venvs" / "tools" / "bin" / "uv"
 DIST = ROOT / "build" / "release" / "dist"
 sys.path.insert(0, str(ROOT))
-
-PASSED: list[str] = []
+sys.path.insert(0, str(ROOT / "scripts"))
+from check_wheel import PASSED  # noqa: E402
+from check_wheel import check as wheel_check  # noqa: E402
 
 
 def check(ok: bool, what: str, detail: str = "") -> None:
-    print(f"  {'ok  ' if ok else 'FAIL'} {what}", flush=True)
-    if not ok:
-        sys.exit(f"release check failed: {what}\n{detail}\nrelease: {len(PASSED)} passed, 1 failed")
-    PASSED.append(what)
+    wheel_check(ok, what, detail, name="release")
 
 
 def run(cmd: list[str]) -> str:

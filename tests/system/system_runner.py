@@ -96,6 +96,15 @@ class JobSettings:
         """The label every job of this session carries, so cleanup finds them all."""
         return {RUN_LABEL: self.run_id}
 
+    def job(self, command: str | None = None) -> dict[str, Any]:
+        """The create operator's arguments for a tiny job of this session.
+
+        :param command: what the job runs; ``AIHC_SYSTEM_TEST_COMMAND`` by default.
+        """
+        return {"aihc_conn_id": CONN_ID, "image": self.image, "command": command or self.command,
+                "job_resources": self.resources, "resource_pool_id": self.pool,
+                "job_queue": self.queue, "labels": self.labels}  # fmt: skip
+
 
 @dataclass(frozen=True)
 class Target:

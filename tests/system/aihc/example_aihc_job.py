@@ -25,16 +25,7 @@ DAG_ID = "example_aihc_job"
 S = JobSettings.from_env()
 
 with DAG(DAG_ID, schedule=None, start_date=datetime(2025, 1, 1), catchup=False) as dag:
-    create = AIHCCreateJobOperator(
-        task_id="create_job",
-        aihc_conn_id=CONN_ID,
-        image=S.image,
-        command=S.command,
-        job_resources=S.resources,
-        resource_pool_id=S.pool,
-        job_queue=S.queue,
-        labels=S.labels,
-    )
+    create = AIHCCreateJobOperator(task_id="create_job", **S.job())
     wait = AIHCJobSensor(
         task_id="wait_for_job",
         aihc_conn_id=CONN_ID,

@@ -30,15 +30,8 @@ S = JobSettings.from_env()
 
 with DAG(DAG_ID, schedule=None, start_date=datetime(2025, 1, 1), catchup=False) as dag:
     create = AIHCCreateJobOperator(
-        task_id="create_job",
-        aihc_conn_id=CONN_ID,
-        image=S.image,
-        command="sleep 3600",  # stopped below, or by the spend limit
-        job_resources=S.resources,
-        resource_pool_id=S.pool,
-        job_queue=S.queue,
-        labels=S.labels,
-    )
+        task_id="create_job", **S.job("sleep 3600")
+    )  # stopped below, or by the spend limit
     stop = AIHCStopJobOperator(
         task_id="stop_job", aihc_conn_id=CONN_ID, job_id=create.output, resource_pool_id=S.pool
     )
