@@ -78,8 +78,9 @@ def check_metadata(wheel: Path, sdist: Path) -> None:
         versions[0] == __version__, "get_provider_info()['versions'] starts with it", str(versions)
     )
     changelog = (ROOT / "CHANGELOG.md").read_text()
-    check(re.search(rf"^## {re.escape(__version__)}\b", changelog, re.M) is not None,
-          "CHANGELOG.md has a section for it")  # fmt: skip
+    sections = re.findall(r"^## (\d+\.\d+\.\d+)\b", changelog, re.M)
+    check(sections == versions, "CHANGELOG.md has a section per version, newest first",
+          f"CHANGELOG: {sections}, get_provider_info: {versions}")  # fmt: skip
     check(metadata["License-Expression"] == "Apache-2.0", "License-Expression: Apache-2.0")
     check(metadata.get_all("License-File") == ["LICENSE"], "License-File: LICENSE")
     check(f"{info}/licenses/LICENSE" in names, "the wheel holds LICENSE")
