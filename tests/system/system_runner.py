@@ -375,7 +375,9 @@ class SystemRun:
                 try:
                     job = self.hook.get_job(record.job_id, self.settings.pool)
                 except AIHCNotFoundError:
-                    continue  # the DAG's own teardown deleted it
+                    if not record.cleanup or record.cleanup[-1] != "deleted":
+                        record.cleanup.append("already deleted (by the DAG's teardown)")
+                    continue
                 if job.status not in TERMINAL:
                     self.hook.stop_job(record.job_id, self.settings.pool)
                     record.cleanup.append(f"stopped (was {job.status})")
