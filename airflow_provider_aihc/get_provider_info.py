@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from airflow_provider_aihc import __version__
+#: Every released version, newest first, as Airflow's own providers list theirs; the first
+#: is ``airflow_provider_aihc.__version__`` and each has a section in CHANGELOG.md (``make
+#: release-check`` holds both).
+VERSIONS = ["0.1.0"]
 
 #: The regions with a known endpoint (``hooks/_base.py`` ``REGION_HOSTS``; a test keeps
 #: the two equal, this module imports nothing).
@@ -114,7 +117,7 @@ def get_provider_info() -> dict[str, Any]:
         "package-name": "airflow-provider-aihc",
         "name": "Baidu AI Cloud AIHC",
         "description": "Run and watch Baidu AI Cloud AIHC (百舸) GPU training jobs.",
-        "versions": [__version__],
+        "versions": list(VERSIONS),
         "integrations": [
             {
                 "integration-name": integration,

@@ -12,10 +12,12 @@ working directory (nothing of the source tree on ``sys.path``) checks that
    folder of its own) succeeds with ``airflow dags test`` against that emulator, and the
    emulator's own record shows the one job it created succeeded.
 
-Usage: ``python scripts/check_wheel.py [AIRFLOW-pyX.Y ...]``, e.g. ``3.3.2-py3.11``: the
-combinations of ``constraints/airflow-<combination>.txt`` to check, each on the Python that
-runs this script (default: every combination in ``constraints/`` for that Python). Exits
-non-zero on the first failed check.
+Usage: ``python scripts/check_wheel.py [--artifact PATH] [AIRFLOW-pyX.Y ...]``, e.g.
+``3.3.2-py3.11``: the combinations of ``constraints/airflow-<combination>.txt`` to check,
+each on the Python that runs this script (default: every combination in ``constraints/``
+for that Python). ``--artifact`` checks a built wheel or sdist (what ``make release-check``
+built) instead of building a wheel here; an sdist is built into a wheel by the installer,
+as ``pip install`` of an sdist does. Exits non-zero on the first failed check.
 """
 
 from __future__ import annotations
@@ -75,10 +77,11 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 600) ->
 PASSED: list[str] = []
 
 
-def check(ok: bool, what: str, detail: str = "") -> None:
+def check(ok: bool, what: str, detail: str = "", name: str = "wheel") -> None:
+    """Print one check; exit with ``detail`` when it failed (``name``: whose check it is)."""
     print(f"  {'ok  ' if ok else 'FAIL'} {what}", flush=True)
     if not ok:
-        sys.exit(f"wheel check failed: {what}\n{detail}\nwheel: {len(PASSED)} passed, 1 failed")
+        sys.exit(f"{name} check failed: {what}\n{detail}\n{name}: {len(PASSED)} passed, 1 failed")
     PASSED.append(what)
 
 
@@ -119,7 +122,7 @@ def start_emulator(
 
 def check_version(combination: str, wheel: Path, work: Path) -> None:
     version, python = combination.split("-py")
-    print(f"Airflow {version}, Python {python}:", flush=True)
+    print(f"Airflow {version}, Python {python}, {wheel.name}:", flush=True)
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     if python != running:
         sys.exit(f"{combination}: run this script with Python {python}, not {running}")
@@ -169,7 +172,7 @@ def check_version(combination: str, wheel: Path, work: Path) -> None:
         emulator.wait(timeout=10)
 
 
-def main(versions: list[str]) -> None:
+def main(versions: list[str], artifact: Path | None = None) -> None:
     running = f"{sys.version_info.major}.{sys.version_info.minor}"
     versions = versions or sorted(
         p.stem.removeprefix("airflow-")
@@ -177,8 +180,8 @@ def main(versions: list[str]) -> None:
     )
     work = Path(tempfile.mkdtemp(prefix="aihc-wheel-"))
     try:
-        wheel = build_wheel(work / "dist")
-        print(f"built {wheel.name}", flush=True)
+        wheel = artifact.resolve() if artifact else build_wheel(work / "dist")
+        print(f"{'checking' if artifact else 'built'} {wheel.name}", flush=True)
         for version in versions:
             check_version(version, wheel, Path(tempfile.mkdtemp(dir=work)))
     finally:
@@ -187,4 +190,8 @@ def main(versions: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    if args[:1] == ["--artifact"]:
+        main(args[2:], Path(args[1]))
+    else:
+        main(args)

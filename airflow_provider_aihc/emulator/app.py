@@ -1,8 +1,8 @@
 """The HTTP face of the emulator, with no sockets: a request in, a response out.
 
 Routes are data, one table per dialect: :data:`.v1.ROUTES` (method + path pattern) and
-:data:`.v2.ACTIONS` (``/?action=…``), each naming an operation and a handler; handlers
-only parse, call the one backend and return a dict.  One place, :meth:`App.handle`,
+:data:`.emulator.v2.ACTIONS` (``/?action=…``), each naming an operation and a handler;
+handlers only parse, call the one backend and return a dict.  One place, :meth:`App.handle`,
 authenticates, injects faults, maps :class:`EmulatorError` to
 ``{"requestId", "code", "message"}`` (both dialects) and records the request.
 

@@ -1,26 +1,26 @@
 """The control API under ``/_emulator/``: unsigned, answered only to loopback clients.
 
-======  ============================  =====================================================
-POST    ``/_emulator/faults``         a fault or a list, e.g. ``{"kind": "error",
-                                      "status": 503, "operation": "CreateJob", "times": 2}``
-                                      (kinds: ``error``, ``throttle`` (``retry_after``),
-                                      ``drop_before``, ``drop_after``, ``delay``
-                                      (``seconds``), ``malformed``, ``passthrough``)
-POST    ``/_emulator/scripts``        a script or a list: ``{"kind": "fail", "match":
-                                      "train", "reason": "CUDA OOM",
-                                      "after_running_polls": 2}``, ``{"kind": "hold",
-                                      "status": "Running"}``, ``{"kind": "status",
-                                      "status": "Weird"}``
-POST    ``/_emulator/reset``          forget everything; optional ``{"progression":
-                                      {"polls_per_status": 1, ...}}``
-POST    ``/_emulator/progression``    change the pace: the fields of ``Progression``
-GET     ``/_emulator/state``          ``{jobs: [...], requests: {op: n}, pendingFaults,
-                                      pendingScripts, progression}``
-GET     ``/_emulator/jobs/{id}``     one job's state (what ``AIHCJobLink`` opens when the
-                                      connection points at the emulator)
-POST    ``/_emulator/jobs/{id}/status``  ``{"status": "Failed", "reason": "...",
-                                      "hold": false}``
-======  ============================  =====================================================
+======  ================================  =================================================
+POST    ``/_emulator/faults``             a fault or a list, e.g. ``{"kind": "error",
+                                          "status": 503, "operation": "CreateJob", "times": 2}``
+                                          (kinds: ``error``, ``throttle`` (``retry_after``),
+                                          ``drop_before``, ``drop_after``, ``delay``
+                                          (``seconds``), ``malformed``, ``passthrough``)
+POST    ``/_emulator/scripts``            a script or a list: ``{"kind": "fail", "match":
+                                          "train", "reason": "CUDA OOM",
+                                          "after_running_polls": 2}``, ``{"kind": "hold",
+                                          "status": "Running"}``, ``{"kind": "status",
+                                          "status": "Weird"}``
+POST    ``/_emulator/reset``              forget everything; optional ``{"progression":
+                                          {"polls_per_status": 1, ...}}``
+POST    ``/_emulator/progression``        change the pace: the fields of ``Progression``
+GET     ``/_emulator/state``              ``{jobs: [...], requests: {op: n}, pendingFaults,
+                                          pendingScripts, progression}``
+GET     ``/_emulator/jobs/{id}``          one job's state (what ``AIHCJobLink`` opens when the
+                                          connection points at the emulator)
+POST    ``/_emulator/jobs/{id}/status``   ``{"status": "Failed", "reason": "...",
+                                          "hold": false}``
+======  ================================  =================================================
 
 Answers are plain JSON (no envelope); errors use the API's error body.
 

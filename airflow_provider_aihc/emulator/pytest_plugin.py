@@ -1,6 +1,6 @@
 """The ``aihc_emulator`` pytest fixture (registered through the ``pytest11`` entry point).
 
-It starts an in-process :class:`~airflow_provider_aihc.emulator.EmulatorServer` (jobs move
+It starts an in-process :class:`~airflow_provider_aihc.emulator.server.EmulatorServer` (jobs move
 per poll), points the ``aihc_default`` connection at it through
 ``AIRFLOW_CONN_AIHC_DEFAULT``, puts its control token in ``AIHC_EMULATOR_CONTROL_TOKEN``
 (for the processes a test starts: ``control.control_headers()`` reads it) and yields the

@@ -1,7 +1,8 @@
 """The ``aihcJob`` OpenLineage run facet.
 
-Imports OpenLineage's client at module level, so only :mod:`.job` imports this module, and
-only when the OpenLineage provider asks a task for its lineage.
+Imports OpenLineage's client at module level, so only
+:mod:`airflow_provider_aihc.lineage.job` imports this module, and only when the OpenLineage
+provider asks a task for its lineage.
 """
 
 from __future__ import annotations

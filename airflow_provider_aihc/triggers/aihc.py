@@ -3,7 +3,7 @@
 AIHC actions used: ListJobs and GetJob (through the pool's watcher, shared by every
 trigger of the pool in the triggerer), GetJob for the pods, GetPodLogs, GetJobEvents, and
 StopJob (at the deadline, or when the task is killed).  Every call goes through the hook's
-async methods; what each status means is :class:`airflow_provider_aihc.watch.JobWatch`,
+async methods; what each status means is :class:`airflow_provider_aihc.watch.job.JobWatch`,
 shared with the worker-side wait.
 """
 
@@ -26,14 +26,15 @@ DEFERRED = "deferred"
 
 
 class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
-    """Wait for an AIHC job to end; fire one event (:class:`~airflow_provider_aihc.watch.
-    JobEvent` as a payload) when it does, when the deadline passes, or when it cannot be
-    watched.
+    """Wait for an AIHC job to end; fire one event
+    (:class:`~airflow_provider_aihc.watch.event.JobEvent` as a payload) when it does, when
+    the deadline passes, or when it cannot be watched.
 
-    The job's status is read by its pool's watcher (:mod:`airflow_provider_aihc.watch.
-    watcher`): one round of ListJobs pages per interval for every trigger of the pool in
-    this triggerer, and the trigger wakes only when its job's status changes (and, with
-    ``stream_logs``, every ``poll_interval`` to copy new log lines).  Transient AIHC errors
+    The job's status is read by its pool's watcher
+    (:mod:`airflow_provider_aihc.watch.watcher`): one round of ListJobs pages per interval
+    for every trigger of the pool in this triggerer, and the trigger wakes only when its
+    job's status changes (and, with ``stream_logs``, every ``poll_interval`` to copy new log
+    lines).  Transient AIHC errors
     (no answer, 5xx, 429) are waited through with a growing pause.
 
     When the task is killed while deferred (marked failed or cleared), the job is stopped

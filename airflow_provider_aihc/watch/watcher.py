@@ -418,8 +418,9 @@ def subscribe(
 ) -> Subscription:
     """Watch a job through its pool's watcher on the running loop (started if needed).
 
-    :param hook: the loop's shared async hook (:func:`~airflow_provider_aihc.hooks.aihc.
-        shared_async_hook`); its connection id is part of the watcher's key.
+    :param hook: the loop's shared async hook
+        (:func:`~airflow_provider_aihc.hooks.aihc.shared_async_hook`); its connection id is
+        part of the watcher's key.
     :param pool: the job's resource pool (resolved: never ``None``).
     :param job_id: the job.
     :param interval: the trigger's ``poll_interval``.
