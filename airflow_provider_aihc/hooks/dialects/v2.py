@@ -2,13 +2,15 @@
 
 Job actions: ``POST /?action=<Action>&resourcePoolId=<pool>&queueID=<queue>``, arguments in
 a JSON body, header ``X-API-Version: v2``.  Pool and queue actions: ``GET /?action=…`` with
-query arguments and header ``version: v2``.  Answers are flat (``{requestId, jobId, …}``);
-they are turned back into the v1 forms the models read (``jobType`` → ``jobFramework``,
-``jobSpec.*`` → top level, ``pods`` → ``podList``, ``totalCount`` → ``total``).
+query arguments and header ``version: v2``.  Answers are flat (``{requestId, jobId, …}``,
+flat pods); they are turned back into the v1 forms the models read (``jobType`` →
+``jobFramework``, ``Job.*``/``jobSpec.*`` → top level, ``pods`` → ``podList`` in the v1 pod
+form, ``totalCount`` → ``total``).
 
 The create body moves ``command`` to the top level and ``jobFramework`` to ``jobType``,
 and names the queue twice: ``queue`` in the body and ``queueID`` in the query (the docs:
-"保持和queueID一致即可").  Inferred, not documented: a TFJob is sent as one ``Worker`` role
+"保持和queueID一致即可").  A RayJob's spec is a role map holding ``Head`` (documented);
+inferred, not documented: a TFJob is sent as one ``Worker`` role
 (``jobSpec: {"Worker": spec}``); single-job actions send ``queueID`` as given, else
 ``default`` (the self-managed pools' default queue: v2 wants a queueID on them and a job
 id alone does not name its queue; a job in another queue of a self-managed pool needs
@@ -78,10 +80,16 @@ def _list_jobs(a: Args) -> dict[str, Any]:
 
 
 def _logs(a: Args) -> dict[str, Any]:
+    # Every argument is a String (bce-openapi-meta schema/aihc/DescribeJobLogs.json:36-67).
+    # An empty marker is still sent: META says the first request sends none ("第一次请求不写
+    # marker 参数", i18n/zh-CN/aihc/DescribeJobLogs.json:12), but what a request without one
+    # returns (the first lines, or the newest as the aihc CLI's --tail reads it) is not
+    # defined anywhere; the emulator takes "" as "from the first line" (fidelity S3-20).
     return a.job(
         podName=a.path["pod_name"],
-        startTime=a.number("startTime"),
-        maxLines=a.number("maxLines"),
+        startTime=a.params.get("startTime") or None,
+        endTime=a.params.get("endTime") or None,
+        maxLines=a.params.get("maxLines") or None,
         marker=a.params.get("marker"),
     )
 
@@ -170,16 +178,31 @@ class V2Dialect:
         return result
 
     def create_problems(self, body: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """What only v1 can say: ``faultToleranceConfig`` (v2 takes ``faultToleranceArgs``)."""
+        """What only v1 can say: ``faultToleranceConfig`` (v2 takes ``faultToleranceArgs``)
+        and fractional quantities (v2's ``quantity`` is an Integer: bce-openapi-meta
+        ``schema/aihc/CreateJob.json:78-79``; v1's a float)."""
+        problems: list[tuple[str, str]] = []
         if body.get("faultToleranceConfig") is not None:
-            return [
+            problems.append(
                 (
                     "faultToleranceConfig (fault_tolerance_config)",
                     "api_version v2 has no faultToleranceConfig; give faultToleranceArgs "
                     "(--flag=value text) in body, or use api_version v1",
                 )
-            ]
-        return []
+            )
+        spec = body.get("jobSpec")
+        resources = spec.get("resources") if isinstance(spec, Mapping) else None
+        for index, resource in enumerate(resources or ()):
+            quantity = resource.get("quantity") if isinstance(resource, Mapping) else None
+            if isinstance(quantity, float) and not quantity.is_integer():
+                problems.append(
+                    (
+                        f"jobSpec.resources[{index}].quantity (job_resources)",
+                        f"api_version v2 takes whole quantities only, got {quantity!r}; "
+                        "round it, or use api_version v1 (which takes fractions)",
+                    )
+                )
+        return problems
 
 
 def _queue_id(
@@ -199,7 +222,7 @@ def create_body(v1_body: Mapping[str, Any]) -> dict[str, Any]:
     job_type = body.pop("jobFramework", "PyTorchJob")
     body["command"] = spec.pop("command", None)
     body["jobType"] = job_type
-    body["jobSpec"] = {"Worker": spec} if job_type == "TFJob" else spec
+    body["jobSpec"] = _roles(job_type, spec)
     board = body.get("tensorboardConfig")
     if isinstance(board, dict) and "enableTensorboard" in board:
         board = dict(board)
@@ -208,20 +231,66 @@ def create_body(v1_body: Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
+def _roles(job_type: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """A role map for the job types that take one, else the spec; whole quantities.
+
+    A RayJob's ``jobSpec`` maps roles to specs and must hold ``Head`` ("若 jobType=RayJob：
+    传递Map结构（Key必须包含Head…）", bce-openapi-meta ``i18n/zh-CN/aihc/CreateJob.json:8``);
+    the one spec the operator builds is the head's.  A TFJob is sent as one ``Worker``
+    role (inferred).  A spec that already is a role map (from ``body``) is kept.
+    """
+    resources = spec.get("resources")
+    if isinstance(resources, list):
+        spec["resources"] = [_whole(r) for r in resources]
+    if job_type == "TFJob":
+        return {"Worker": spec}
+    if job_type == "RayJob":
+        return spec if "Head" in spec else {"Head": spec}
+    return spec
+
+
+def _whole(resource: Any) -> Any:
+    """``quantity`` ``2.0`` as ``2`` (create_problems refuses real fractions)."""
+    quantity = resource.get("quantity") if isinstance(resource, dict) else None
+    if isinstance(quantity, float) and quantity.is_integer():
+        return {**resource, "quantity": int(quantity)}
+    return resource
+
+
+def _v1_pod(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat v2 ``Pod`` (baiducloud-go-sdk ``services/aihc/model_pod.go:4-14``: ``name``,
+    ``status``, ``restartCount``, ...) in the v1 ``podList.pods`` form the models read."""
+    if "objectMeta" in pod:
+        return dict(pod)
+    v1 = dict(pod)
+    v1["objectMeta"] = {"name": pod.get("name", ""), "creationTimestamp": pod.get("creationAt")}
+    v1["podStatus"] = {"status": pod.get("status", "")}
+    return v1
+
+
 def job_info(item: Mapping[str, Any]) -> dict[str, Any]:
     """A v2 JobItem in v1 JobInfo form (fields v1 reads at the top level or in podList)."""
     info = dict(item)
     info.setdefault("jobId", item.get("jobid", ""))
     info.setdefault("jobFramework", item.get("jobType", ""))
-    spec = item.get("jobSpec")
-    if isinstance(spec, dict) and item.get("jobType") == "TFJob":
-        spec = next((s for s in spec.values() if isinstance(s, dict)), {})
+    # The generated clients keep the spec under ``Job`` (baiducloud-go-sdk
+    # services/aihc/model_job_item.go:11; baiducloud-python-sdk-aihc models/job_item.py);
+    # the docs' example under ``jobSpec`` (aihc-api §3.3): both are read.
+    spec = item.get("Job", item.get("jobSpec"))
+    if isinstance(spec, dict) and not _is_spec(spec):
+        spec = next((s for s in spec.values() if isinstance(s, dict)), {})  # a role map
     if isinstance(spec, dict):
         info.update({k: spec[k] for k in _SPEC_FIELDS if k in spec and k not in item})
     pods = item.get("pods")
     if isinstance(pods, list):
-        info["podList"] = {"listMeta": {"totalItems": len(pods)}, "pods": pods}
+        flat = [_v1_pod(p) for p in pods if isinstance(p, dict)]
+        info["podList"] = {"listMeta": {"totalItems": len(flat)}, "pods": flat}
     return info
+
+
+def _is_spec(spec: Mapping[str, Any]) -> bool:
+    """Whether ``spec`` is one JobSpec rather than a map of roles to JobSpecs."""
+    return any(key in spec for key in _SPEC_FIELDS)
 
 
 V2 = V2Dialect()

@@ -66,10 +66,11 @@ def test_reads_give_the_same_typed_results(v2: AIHCHook, aihc_emulator: Emulator
         "PyTorchJob",
         "Created",
     )
+    # A v2 JobItem carries no command (baiducloud-go-sdk services/aihc/model_job_item.go).
     assert (job.image, job.replicas, job.command) == (
         "registry.baidubce.com/aihc-aiak/aiak-megatron:latest",
         2,
-        "python pretrain_gpt.py",
+        "",
     )
     assert job.pod_list is not None
     assert [pod.object_meta.name for pod in job.pod_list.pods] == [

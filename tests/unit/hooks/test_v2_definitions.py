@@ -85,9 +85,7 @@ CALLS: dict[str, tuple[Endpoint, list[tuple[str, str]], Any, dict[str, str]]] = 
     "GetPodEvents": (aihc.GET_POD_EVENTS, [], None, {"job_id": JOB, "pod_name": POD}),
 }
 #: Known disagreements, by the fidelity list's item (shared/aihc-api-fidelity.md, §3).
-KNOWN = {
-    "GetPodLogs": "S1-4: startTime and maxLines are sent as JSON numbers; defined as String",
-}
+KNOWN: dict[str, str] = {}
 
 
 def _action(operation: str) -> str:
@@ -174,22 +172,27 @@ def test_the_body_holds_every_required_and_only_defined_fields_of_their_types(
     assert problems == [], f"{action}: " + "; ".join(problems)
 
 
-@pytest.mark.xfail(strict=True, reason="S1-5: a fractional quantity is sent; v2 defines Integer")
-def test_a_fractional_quantity_never_goes_out_as_a_v2_number() -> None:
+def test_a_fractional_quantity_is_refused_before_sending_and_a_whole_one_goes_as_integer() -> None:
+    # S1-5: v2's quantity is an Integer (schema/aihc/CreateJob.json:78-79).
     spec = {**CREATE_BODY["jobSpec"], "resources": [{"name": "cpu", "quantity": 0.5}]}
-    try:
-        sent = V2.request(aihc.CREATE_JOB, POOL, QUEUE_ID, [], {**CREATE_BODY, "jobSpec": spec}, {})
-    except ValueError:  # refused before sending: what the definitions ask for
-        return
-    body = json.loads(sent.body or b"{}")
-    assert _type_problems(body["jobSpec"], "jobSpec", _parameters("CreateJob", "body")) == []
+    problems = V2.create_problems({**CREATE_BODY, "jobSpec": spec})
+    assert [field for field, _ in problems] == ["jobSpec.resources[0].quantity (job_resources)"]
+    assert "api_version v2" in problems[0][1]
+    assert "0.5" in problems[0][1]
+    spec = {**CREATE_BODY["jobSpec"], "resources": [{"name": "cpu", "quantity": 2.0}]}
+    assert V2.create_problems({**CREATE_BODY, "jobSpec": spec}) == []
+    sent = V2.request(aihc.CREATE_JOB, POOL, QUEUE_ID, [], {**CREATE_BODY, "jobSpec": spec}, {})
+    quantity = json.loads(sent.body or b"{}")["jobSpec"]["resources"][0]["quantity"]
+    assert quantity == 2
+    assert isinstance(quantity, int)
 
 
-@pytest.mark.xfail(strict=True, reason="S1-3: a RayJob's jobSpec is sent flat, not as roles")
 def test_a_ray_job_spec_is_a_role_map_with_head() -> None:
-    # "若 jobType=RayJob：传递Map结构（Key必须包含Head…）":
+    # S1-3: "若 jobType=RayJob：传递Map结构（Key必须包含Head…）":
     # bce-openapi-meta i18n/zh-CN/aihc/CreateJob.json:8.
     sent = V2.request(
         aihc.CREATE_JOB, POOL, QUEUE_ID, [], {**CREATE_BODY, "jobFramework": "RayJob"}, {}
     )
-    assert "Head" in json.loads(sent.body or b"{}")["jobSpec"]
+    spec = json.loads(sent.body or b"{}")["jobSpec"]
+    assert list(spec) == ["Head"]
+    assert spec["Head"]["image"] == CREATE_BODY["jobSpec"]["image"]
