@@ -331,7 +331,13 @@ class Backend:
             found = found or next((pq for pq in pairs if pq[1].name == queue_id), None)
             if found is None:
                 raise not_found("QueueNotFound", f"queue {queue_id!r} not found")
-            return {"queue": queue_info(*found, self._jobs.values())}
+            pool_id = found[0].pool_id
+            return {"queue": queue_info(*found, self._jobs.values()), "resourcePoolId": pool_id}
+
+    def is_managed(self, pool_id: str) -> bool:
+        """Whether the pool is a managed one (its job calls need the queue id)."""
+        with self._lock:
+            return self._pool(pool_id).serverless
 
     # ---- steering and inspection (tests, control API) ------------------------------------
 

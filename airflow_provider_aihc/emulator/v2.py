@@ -34,6 +34,7 @@ from .pools import Pool
 from .routes import Call, Handler, Route
 from .validation import parse_create_v2
 from .views_v2 import job_item
+from .views_v2_pools import flat_pool, queue_spec
 
 MANAGED_POOL_TYPE = "dedicatedV2"
 POOL_TYPES = ("common", MANAGED_POOL_TYPE)
@@ -256,11 +257,14 @@ def _describe_pools(c: Call) -> dict[str, Any]:
         page_size=c.int_param("pageSize", 10),
         where=wanted,
     )
-    return {"totalCount": page["totalCount"], "resourcePools": page["resourcePools"]}
+    pools = [flat_pool(p, pool_type) for p in page["resourcePools"]]
+    return {"totalCount": page["totalCount"], "resourcePools": pools}
 
 
 def _describe_pool(c: Call) -> dict[str, Any]:
-    return c.backend.get_pool(c.pool_id)
+    pool = c.backend.get_pool(c.pool_id)["resourcePool"]
+    managed = c.backend.is_managed(c.pool_id or "")
+    return flat_pool(pool, MANAGED_POOL_TYPE if managed else "common")
 
 
 def _describe_queues(c: Call) -> dict[str, Any]:
@@ -271,14 +275,16 @@ def _describe_queues(c: Call) -> dict[str, Any]:
         page_no=c.int_param("pageNumber", 1),
         page_size=c.int_param("pageSize", 10),
     )
-    return {"totalCount": page["total"], "queues": page["queues"]}
+    queues = [queue_spec(q, c.pool_id or "") for q in page["queues"]]
+    return {"totalCount": page["total"], "queues": queues}
 
 
 def _describe_queue(c: Call) -> dict[str, Any]:
     queue_id = c.query.get("queueId")
     if not queue_id:
         raise invalid_param("queueId is required")
-    return c.backend.find_queue(queue_id)
+    found = c.backend.find_queue(queue_id)
+    return queue_spec(found["queue"], found["resourcePoolId"])
 
 
 def _job_action(action: str, operation: str, handler: Handler) -> Route:

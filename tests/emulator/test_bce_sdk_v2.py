@@ -219,20 +219,23 @@ def test_stop_modify_delete(sdk: AihcClient, server: EmulatorServer) -> None:
 
 
 def test_resource_pools_and_queues(sdk: AihcClient) -> None:
+    # Flat pools and queues: bce-sdk-go services/aihc/v2/api/resourcepool.go:92-136,
+    # queue.go:35-89.
     common = sdk.DescribeResourcePools(resourcePoolType="common")
-    assert [vars(p.metadata)["id"] for p in common.resourcePools] == [POOL]
+    assert [p.resourcePoolId for p in common.resourcePools] == [POOL]
     managed = sdk.DescribeResourcePools(resourcePoolType="dedicatedV2")
-    assert [vars(p.metadata)["id"] for p in managed.resourcePools] == [SERVERLESS]
+    assert [p.resourcePoolId for p in managed.resourcePools] == [SERVERLESS]
     none = sdk.DescribeResourcePools(
         resourcePoolType="common", keywordType="resourcePoolId", keyword="nope"
     )
     assert none.totalCount == 0
     pool = sdk.DescribeResourcePool(resourcePoolId=POOL)
-    assert vars(pool.resourcePool.metadata)["id"] == POOL
+    assert (pool.resourcePoolId, pool.type, pool.phase) == (POOL, "common", "running")
     queues = sdk.DescribeQueues(resourcePoolId=POOL)
-    assert [q.name for q in queues.queues] == ["default", "research"]
+    assert [q.queueName for q in queues.queues] == ["default", "research"]
     queue = sdk.DescribeQueue(queueId=SERVERLESS_QUEUE)
-    assert queue.queue.queueId == SERVERLESS_QUEUE
+    assert (queue.queueId, queue.queueName) == (SERVERLESS_QUEUE, "default")
+    assert queue.capability.milliCPUcores.isdigit()  # ResourceAmount strings
     error = server_error(lambda: sdk.DescribeResourcePools(resourcePoolType="gpu"))
     assert (error.status_code, error.code) == (400, "InvalidParam")
     assert "resourcePoolType" in str(error)

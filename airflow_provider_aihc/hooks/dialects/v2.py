@@ -174,7 +174,16 @@ class V2Dialect:
             total = result.get("totalCount", result.get("total", 0))
             return {"total": total, "jobs": [job_info(j) for j in jobs if isinstance(j, dict)]}
         if endpoint.operation == "ListQueues":
-            return {"total": result.get("totalCount", 0), "queues": result.get("queues") or []}
+            queues = [v1_queue(q) for q in result.get("queues") or [] if isinstance(q, dict)]
+            return {"total": result.get("totalCount", 0), "queues": queues}
+        if endpoint.operation == "GetQueue":
+            return v1_queue(result)
+        if endpoint.operation == "ListResourcePools":
+            pools = result.get("resourcePools") or []
+            items = [v1_pool(p) for p in pools if isinstance(p, dict)]
+            return {**result, "resourcePools": items}
+        if endpoint.operation == "GetResourcePool":
+            return v1_pool(result)
         return result
 
     def create_problems(self, body: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -291,6 +300,67 @@ def job_info(item: Mapping[str, Any]) -> dict[str, Any]:
 def _is_spec(spec: Mapping[str, Any]) -> bool:
     """Whether ``spec`` is one JobSpec rather than a map of roles to JobSpecs."""
     return any(key in spec for key in _SPEC_FIELDS)
+
+
+def v1_pool(pool: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat v2 ``ResourcePool`` (bce-sdk-go ``services/aihc/v2/api/resourcepool.go:111-136``)
+    in the v1 ``{metadata, spec, status}`` form; a v1-shaped pool is kept."""
+    if "metadata" in pool or "resourcePool" in pool:
+        return dict(pool)
+    return {
+        "metadata": {
+            "id": pool.get("resourcePoolId", ""),
+            "name": pool.get("name", ""),
+            "createdAt": pool.get("createdAt"),
+            "updatedAt": pool.get("updatedAt"),
+        },
+        "spec": {
+            "region": pool.get("region", ""),
+            "k8sVersion": pool.get("k8sVersion", ""),
+            "description": pool.get("description", ""),
+        },
+        "status": {"phase": pool.get("phase", ""), "nodeCount": {"total": pool.get("nodeNum", 0)}},
+    }
+
+
+def v1_queue(queue: Mapping[str, Any]) -> dict[str, Any]:
+    """A v2 ``QueueSpec`` (bce-sdk-go ``services/aihc/v2/api/queue.go:48-89``) in the v1 queue
+    form: ``queueName`` as ``name``, ``opened`` as ``state``, each ``ResourceAmount`` as a
+    map of quantities (CPU cores, GiB, cards by type); a v1-shaped queue is kept."""
+    if "queueName" not in queue:
+        return dict(queue)
+    v1 = {k: v for k, v in queue.items() if k not in ("capability", "deserved", "allocated")}
+    v1["name"] = queue["queueName"]
+    v1["state"] = "Open" if queue.get("opened") else "Close"
+    for key in ("capability", "deserved", "allocated"):
+        amount = queue.get(key)
+        if isinstance(amount, dict):
+            v1[key] = _quantities(amount)
+    children = queue.get("children")
+    if isinstance(children, list):
+        v1["children"] = [v1_queue(c) for c in children if isinstance(c, dict)]
+    return v1
+
+
+def _quantities(amount: Mapping[str, Any]) -> dict[str, Any]:
+    """``{milliCPUcores, memoryGi, acceleratorCardList}`` (strings) as ``{cpu, memory, <card>}``."""
+    quantities: dict[str, Any] = {}
+    if amount.get("milliCPUcores") not in (None, ""):
+        quantities["cpu"] = _number(amount["milliCPUcores"]) / 1000
+    if amount.get("memoryGi") not in (None, ""):
+        quantities["memory"] = _number(amount["memoryGi"])
+    for card in amount.get("acceleratorCardList") or []:
+        if isinstance(card, dict) and card.get("acceleratorType"):
+            quantities[str(card["acceleratorType"])] = _number(card.get("acceleratorCount", 0))
+    return quantities
+
+
+def _number(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return int(number) if number.is_integer() else number
 
 
 V2 = V2Dialect()
