@@ -28,7 +28,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
-from airflow_provider_aihc.hooks.dialects import LIST_FILTERS, check_path_id
+from airflow_provider_aihc.hooks.dialects import (
+    LIST_FILTERS,
+    V1_ONLY_FIELDS,
+    check_path_id,
+    other_dialects_fields,
+)
 from airflow_provider_aihc.hooks.dialects.v1 import encode
 
 JOB_HEADERS = (("X-API-Version", "v2"),)
@@ -187,9 +192,10 @@ class V2Dialect:
         return result
 
     def create_problems(self, body: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """What only v1 can say: ``faultToleranceConfig`` (v2 takes ``faultToleranceArgs``)
-        and fractional quantities (v2's ``quantity`` is an Integer: bce-openapi-meta
-        ``schema/aihc/CreateJob.json:78-79``; v1's a float)."""
+        """What only v1 can say: ``faultToleranceConfig`` (v2 takes ``faultToleranceArgs``),
+        the v1-only fields, a datasource by ``id``, and fractional quantities (v2's
+        ``quantity`` is an Integer: bce-openapi-meta ``schema/aihc/CreateJob.json:78-79``;
+        v1's a float)."""
         problems: list[tuple[str, str]] = []
         if body.get("faultToleranceConfig") is not None:
             problems.append(
@@ -199,6 +205,16 @@ class V2Dialect:
                     "(--flag=value text) in body, or use api_version v1",
                 )
             )
+        problems += other_dialects_fields(body, V1_ONLY_FIELDS, "v1")
+        for index, source in enumerate(body.get("datasources") or ()):
+            if isinstance(source, Mapping) and source.get("id") is not None:
+                problems.append(
+                    (
+                        f"datasources[{index}].id (datasources)",
+                        "needs the connection's api_version v1 (v2 datasources have no id); "
+                        "name the dataset instead",
+                    )
+                )
         spec = body.get("jobSpec")
         resources = spec.get("resources") if isinstance(spec, Mapping) else None
         for index, resource in enumerate(resources or ()):
