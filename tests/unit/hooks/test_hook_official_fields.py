@@ -77,6 +77,6 @@ def test_a_v1_only_field_is_refused_on_v2_before_sending(
 def test_advanced_settings_are_refused_on_v1_before_sending(
     hook: AIHCHook, aihc_emulator: EmulatorServer
 ) -> None:
-    with pytest.raises(AIHCValidationError, match="advancedSettings.*api_version v2"):
+    with pytest.raises(AIHCValidationError, match=r"advancedSettings.*api_version v2"):
         hook.create_job(job_body("not-on-v1", advancedSettings=RAY))
     assert total_requests(aihc_emulator) == 0
