@@ -14,10 +14,9 @@ missing), and on ``DescribeJobs`` in a managed pool; DescribeJobLogs' numbers as
 ``pageNumber`` 1-based with ``pageSize`` 10 by default; ``chunkSize`` 1 by default;
 ``resourcePoolType`` ``common`` (self-managed) or ``dedicatedV2`` (managed).
 
-Inferred (the emulator's choice): the answers' shapes for ``BatchStopJobs`` items,
-``DescribeResourcePools``/``DescribeResourcePool``/``DescribeQueues``/``DescribeQueue``
-(the v1 items under ``resourcePools``/``resourcePool``/``queues``/``queue``, with
-``totalCount``); ``DescribeQueues`` refusing ``aihc-serverless`` (third-party); a
+Answer shapes of ``BatchStopJobs`` and of the pool and queue actions: the generated
+clients' and bce-sdk-go's models (``views_v2_pools``).  Inferred (the emulator's choice):
+``DescribeQueues`` refusing ``aihc-serverless`` (third-party); a
 ``keyword`` matching as a substring; ``status`` as one exact status; the error for an
 unknown action (``400 InvalidParam``).  ``DescribeJobPodEvents`` (the fork's name)
 is served as ``DescribePodEvents`` (the SDK's).
@@ -167,23 +166,28 @@ def _modify_job(c: Call) -> dict[str, Any]:
 
 
 def _batch_stop_jobs(c: Call) -> dict[str, Any]:
+    """``{result: StopBatchResult}`` whose lists hold ``JobResult{jobId, success, errorMsg}``
+    (baiducloud-go-sdk ``services/aihc/model_stop_batch_result.go:4-8``,
+    ``model_job_result.go:4-6``)."""
     items = c.fields().get("jobList")
     if not isinstance(items, list) or not items:
         raise invalid_param("jobList must be a non-empty list of {jobId}")
-    done: list[dict[str, str]] = []
-    failed: list[dict[str, str]] = []
+    queue_id = _need_queue_id(c)
+    done: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
     for item in items:
         job_id = item.get("jobId") if isinstance(item, dict) else None
         try:
-            c.backend.stop_job(c.pool_id, _job_id({"jobId": job_id}), queue_id=_need_queue_id(c))
+            c.backend.stop_job(c.pool_id, _job_id({"jobId": job_id}), queue_id=queue_id)
         except EmulatorError as error:  # each failure is reported, not raised
-            failed.append({"jobId": str(job_id), "code": error.code, "message": error.message})
+            failed.append({"jobId": str(job_id), "success": False, "errorMsg": error.message})
         else:
-            done.append({"jobId": str(job_id)})
+            done.append({"jobId": str(job_id), "success": True})
     return {
         "result": {
             "successNum": len(done),
             "failedNum": len(failed),
+            "success": not failed,
             "successList": done,
             "failedList": failed,
         }

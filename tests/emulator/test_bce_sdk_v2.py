@@ -312,8 +312,11 @@ def test_batch_stop_jobs_reports_each_job(sdk: AihcClient, client: Client) -> No
     assert response.status_code == 200, response.text
     result = response.json()["result"]
     assert (result["successNum"], result["failedNum"]) == (2, 1)
-    assert result["successList"] == [{"jobId": first}, {"jobId": second}]
+    ok = {"success": True}  # JobResult: baiducloud-go-sdk services/aihc/model_job_result.go
+    assert result["successList"] == [{"jobId": first, **ok}, {"jobId": second, **ok}]
     assert result["failedList"][0]["jobId"] == "job-missing"
+    assert result["failedList"][0]["success"] is False
+    assert result["success"] is False
     assert describe(sdk, second).status == "ManualTermination"
 
 
