@@ -17,7 +17,9 @@
      │    ├── AIHCServerError      5xx
      │    └── AIHCResponseError    a 2xx answer that is not the JSON AIHC documents
      ├── AIHCJobFailedError       the job ended without succeeding (status and reason)
-     └── AIHCJobTimeoutError      the wait passed its deadline
+     ├── AIHCJobTimeoutError      the wait passed its deadline
+     │    └── AIHCQueueTimeoutError  the job waited for resources past ``queue_timeout``
+     └── AIHCResultError          the job's result line does not parse or is too big  [F]
 
 [F]: also Airflow's ``AirflowFailException`` (2.11 and 3.x alike), so the task fails at
 once, without its retries: input that cannot become valid by waiting is not retried.
@@ -193,3 +195,22 @@ class AIHCJobTimeoutError(AIHCError):
         super().__init__(
             f"AIHC job {job_id} did not finish within {waited_seconds:.0f} s; {action}"
         )
+
+
+class AIHCQueueTimeoutError(AIHCJobTimeoutError):
+    """The job waited for resources (not yet running) longer than ``queue_timeout``.
+
+    :param job_id: the job.
+    :param waited_seconds: how long it had waited in the queue.
+    :param stopped: whether the job was stopped because of it.
+    :param message: the whole text (pool, queue, last status, latest events).
+    """
+
+    def __init__(self, job_id: str, waited_seconds: float, stopped: bool, message: str) -> None:
+        super().__init__(job_id, waited_seconds, stopped)
+        self.args = (message,)
+
+
+class AIHCResultError(AIHCError, AirflowFailException):  # type: ignore[misc]
+    """The job's result line does not parse as JSON, or is larger than the cap; reading
+    the same log again gives the same answer, so the task fails without its retries."""

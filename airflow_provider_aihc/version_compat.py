@@ -1,6 +1,6 @@
 """What differs between Airflow 2.11 and 3.x and ``airflow.providers.common.compat`` lacks.
 
-Base classes, exceptions, ``conf``, ``mask_secret`` and ``XCom`` come from
+Base classes, exceptions, ``conf``, ``mask_secret``, ``redact``, ``Stats`` and ``XCom`` come from
 ``airflow.providers.common.compat.sdk`` (``airflow.sdk`` on 3.x, the old homes on 2.11) and
 are re-exported here so that the package imports them from one place (``XCom`` only when
 used: on 2.11 it is ``airflow.models``).  What stays written out below is what common.compat
@@ -58,6 +58,8 @@ __all__ = [
     "conf",
     "get_xcom_value",
     "mask_secret",
+    "redact",
+    "stats",
 ]
 
 
@@ -131,3 +133,19 @@ def get_xcom_value(ti_key: Any, key: str) -> Any:
     from airflow.providers.common.compat.sdk import XCom  # airflow.models on 2.11: not at import
 
     return XCom.get_value(ti_key=ti_key, key=key)
+
+
+def redact(value: Any) -> Any:
+    """``value`` with every secret registered with Airflow's masker replaced by ``***``
+    (``airflow.sdk``'s masker on 3.x, ``airflow.utils.log.secrets_masker`` on 2.11)."""
+    from airflow.providers.common.compat.sdk import redact as _redact
+
+    return _redact(value)
+
+
+def stats() -> Any:
+    """Airflow's ``Stats`` (StatsD or OpenTelemetry, as configured): ``airflow.stats`` on
+    2.11, ``airflow.sdk.observability.stats`` on 3.x; imported when first used."""
+    from airflow.providers.common.compat.sdk import Stats
+
+    return Stats

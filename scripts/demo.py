@@ -139,14 +139,32 @@ def _summarise(returncode: int, output: str, state: dict, elapsed: float) -> int
     print(f"statuses seen  : {' → '.join(seen) or '-'} (as the sensor and trigger logged them)")
     written = job["logLines"] if job else "?"
     print(f"log lines      : {streamed} streamed into the task log; the job wrote {written}")
+    summary = _job_summary(output)
+    if summary:
+        print(
+            f"job summary    : queued {summary['queue_seconds']} s, ran {summary['run_seconds']}"
+            f" s, {summary['replicas']} x {summary['accelerators_per_replica']} = "
+            f"{(summary['accelerator_seconds'] or 0) / 3600:.4f} GPU-hours, "
+            f"{summary['restarts']} restarts (XCom job_summary)"
+        )
+        print(f"metrics        : {json.dumps(summary['metrics'], sort_keys=True)} (XCom metrics)")
+    else:
+        print("job summary    : not found in the task log")
     print(f"API requests   : {json.dumps(state.get('requests', {}), sort_keys=True)}")
     print(f"time taken     : {elapsed:.1f} s")
     print("=" * 72)
     ok = dag_ok and job is not None and job["status"] == "Succeeded" and streamed == written
+    ok = ok and bool(summary and summary["metrics"])
     if not ok:
         print(output[-4000:], file=sys.stderr)
         print("demo: FAILED (full log above and in .airflow/demo.log)", file=sys.stderr)
     return 0 if ok else 1
+
+
+def _job_summary(output: str) -> dict | None:
+    """The sensor's one summary line: ``AIHC job … summary: …; {json}``."""
+    found = re.findall(r"AIHC job \S+ summary: .*? GPU-hours; (\{.*\})", output)
+    return json.loads(found[-1]) if found else None
 
 
 if __name__ == "__main__":

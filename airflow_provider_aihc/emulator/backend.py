@@ -259,7 +259,7 @@ class Backend:
                 max_lines=max_lines,
                 marker=marker,
             )
-            lines = [render(entry, context, job.log.iterations) for entry in picked]
+            lines = [render(entry, context, job.log.iterations, job.log) for entry in picked]
         if keywords:
             lines = [line for line in lines if keywords in line]
         return {

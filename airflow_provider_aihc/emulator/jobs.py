@@ -112,12 +112,15 @@ class Plan:
     :param fail_after_polls: GETs that see ``fail_from`` before it fails (overrides the
         progression).
     :param hold_status: the job stays in this status once it gets there.
+    :param queue_until: the job stays ``Created``/``Scheduled`` until this time (epoch
+        seconds): it waits in the queue for resources.
     """
 
     fail_reason: str | None = None
     fail_from: str = RUNNING
     fail_after_polls: int | None = None
     hold_status: str | None = None
+    queue_until: float | None = None
 
 
 @dataclass(frozen=True)
@@ -186,11 +189,14 @@ class Job:
         return self.status in TERMINAL
 
 
-def next_status(job: Job) -> str | None:
-    """Where the job goes next on its own, or ``None`` when it stays."""
+def next_status(job: Job, now: float | None = None) -> str | None:
+    """Where the job goes next on its own (by ``now``), or ``None`` when it stays."""
     status = job.status
     if status == job.plan.hold_status or status in TERMINAL or status not in CHAIN:
         return None
+    until = job.plan.queue_until
+    if status == SCHEDULED and until is not None and (now is None or now < until):
+        return None  # waiting in the queue for resources
     if job.plan.fail_reason is not None and status == job.plan.fail_from:
         return FAILED
     return CHAIN[CHAIN.index(status) + 1]
@@ -205,7 +211,7 @@ def enter(job: Job, status: str, at: float, reason: str = "") -> None:
     elif status == SCHEDULED:
         job.scheduled_at = at
     if status in TERMINAL and job.running_at is not None and job.status == RUNNING:
-        job.log.end(at, _END_KIND.get(status, STOP))
+        job.log.end(at, _END_KIND.get(status, STOP), job.running_at)
     job.status = status
     job.status_since = at
     job.polls = 0
@@ -221,10 +227,12 @@ def settle(job: Job, progression: Progression, now: float) -> None:
     """Apply every time-based move that is due by ``now`` (back-dated), and grow the log."""
     while True:
         seconds = progression.seconds_for(job.status)
-        target = next_status(job)
+        target = next_status(job, now)
         if target is None or seconds is None or now - job.status_since < seconds:
             break
         at = job.status_since + seconds
+        if job.status == SCHEDULED and job.plan.queue_until is not None:
+            at = max(at, job.plan.queue_until)
         _grow_by_time(job, progression, at)
         enter(job, target, at, _reason_for(job, target))
     _grow_by_time(job, progression, now)
@@ -233,7 +241,7 @@ def settle(job: Job, progression: Progression, now: float) -> None:
 def poll(job: Job, progression: Progression, now: float) -> None:
     """One ``GET`` of the job: settle, maybe move on, grow the log, count the poll."""
     settle(job, progression, now)
-    target = next_status(job)
+    target = next_status(job, now)
     needed = _polls_needed(job, progression)
     if target is not None and needed is not None and job.polls >= needed:
         enter(job, target, now, _reason_for(job, target))

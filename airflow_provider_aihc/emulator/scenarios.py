@@ -15,7 +15,8 @@ firing ``times`` times:
 
 Scripts bind to a job when it is created (matched by a substring of its name, or the
 next job created when ``match`` is ``None``): :class:`FailJob`, :class:`HoldJob`,
-:class:`ForceStatus`.
+:class:`ForceStatus`, :class:`QueueFor` (waits in the queue), :class:`Output` (what a
+successful run prints last: metric lines, a result, filler).
 """
 
 from __future__ import annotations
@@ -218,6 +219,39 @@ class ForceStatus(Script):
         force(job, self.status, now, self.reason or _forced_reason(self.status), hold=True)
 
 
+@dataclass(kw_only=True)
+class QueueFor(Script):
+    """The job waits ``seconds`` (from its creation) ``Scheduled`` for resources, then
+    moves on as usual."""
+
+    seconds: float = 60.0
+
+    def apply(self, job: Job, now: float) -> None:
+        job.plan.queue_until = now + self.seconds
+
+
+@dataclass(kw_only=True)
+class Output(Script):
+    """What the job prints at the end of a successful run, before its closing lines.
+
+    :param lines: lines every rank prints (``\\n``-separated), e.g. metric lines;
+        ``None`` keeps the validation line.
+    :param result: the JSON text rank 0 prints after ``AIHC_RESULT ``; ``None`` keeps the
+        default result, ``""`` prints no result line.
+    :param filler_lines: lines printed before them, dated evenly across the run (a long
+        log for the benchmark).
+    """
+
+    lines: str | None = None
+    result: str | None = None
+    filler_lines: int = 0
+
+    def apply(self, job: Job, now: float) -> None:
+        job.log.output = None if self.lines is None else self.lines.split("\n")
+        job.log.result = self.result
+        job.log.filler = self.filler_lines
+
+
 def _forced_reason(status: str) -> str:
     return "emulated failure" if status == FAILED else ""
 
@@ -226,6 +260,8 @@ SCRIPT_KINDS: dict[str, type[Script]] = {
     "fail": FailJob,
     "hold": HoldJob,
     "status": ForceStatus,
+    "queue": QueueFor,
+    "output": Output,
 }
 
 _T = TypeVar("_T")

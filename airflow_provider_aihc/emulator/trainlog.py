@@ -14,11 +14,18 @@ Paging (the marker is an opaque offset into the pod's lines; its shape is inferr
   ``nextMarker`` it got never sees a line twice;
 * ``startTime``/``endTime`` (unix seconds) keep only the lines written in that window;
 * ``chunk`` lines are joined (``\\n``) into one record of ``logs``; 0 (default) = one record.
+
+A job that succeeds prints, before its closing lines, Megatron's validation line
+(``lm loss value: …``) and, on rank 0, one result line ``AIHC_RESULT {json}`` (the
+checkpoint path, the last iteration and the final loss), which the provider's
+``result_marker`` and ``metrics`` read; an ``Output`` script replaces both with its own
+lines and result, and may add many filler lines dated across the run.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +46,10 @@ ITERATION = "iter"
 DONE = "done"
 FAIL = "fail"
 STOP = "stop"
+OUTPUT = "out"
+FILLER = "fill"
+RESULT = "result"
+RESULT_MARKER = "AIHC_RESULT "
 
 _START_LINES = (
     "[AIHC] container pytorch of pod {pod} started on node {node}",
@@ -114,6 +125,13 @@ class TrainLog:
 
     entries: list[LogEntry] = field(default_factory=list)
     iterations: int = 0
+    #: Lines an ``Output`` script prints at the end of a successful run (every rank);
+    #: ``None``: the validation line.
+    output: list[str] | None = None
+    #: The JSON text after the marker on rank 0; ``None``: the default result; ``""``: none.
+    result: str | None = None
+    #: Filler lines printed across the run before the output (``Output.filler_lines``).
+    filler: int = 0
 
     def start(self, ts: float) -> None:
         """Write the start-up lines (distributed init, NCCL, model build)."""
@@ -126,12 +144,22 @@ class TrainLog:
             self.iterations += 1
             self.entries.append(LogEntry(ts, ITERATION, self.iterations))
 
-    def end(self, ts: float, kind: str) -> None:
-        """Write the closing lines: ``done`` (success), ``fail`` (traceback) or ``stop``."""
+    def end(self, ts: float, kind: str, started: float | None = None) -> None:
+        """Write the closing lines: ``done`` (success), ``fail`` (traceback) or ``stop``;
+        a success first prints its filler (dated from ``started`` to ``ts``), its output
+        lines and its result."""
+        if kind == DONE:
+            begin = ts if started is None else started
+            step = (ts - begin) / self.filler if self.filler else 0.0
+            self.entries.extend(LogEntry(begin + k * step, FILLER, k) for k in range(self.filler))
+            count = 1 if self.output is None else len(self.output)
+            self.entries.extend(LogEntry(ts, OUTPUT, i) for i in range(count))
+            if self.result != "":
+                self.entries.append(LogEntry(ts, RESULT, 0))
         self.entries.extend(LogEntry(ts, kind, i) for i in range(len(_END_LINES[kind])))
 
 
-def render(entry: LogEntry, pod: PodContext, iterations: int) -> str:
+def render(entry: LogEntry, pod: PodContext, iterations: int, log: TrainLog | None = None) -> str:
     """The text of one line for one pod, with its timestamp in front.
 
     :param entry: the line.
@@ -140,12 +168,14 @@ def render(entry: LogEntry, pod: PodContext, iterations: int) -> str:
     """
     stamp = datetime.fromtimestamp(entry.ts, tz=UTC)
     prefix = stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z"
-    return f"{prefix} {_text(entry, pod, iterations)}"
+    return f"{prefix} {_text(entry, pod, iterations, log)}"
 
 
-def _text(entry: LogEntry, pod: PodContext, iterations: int) -> str:
+def _text(entry: LogEntry, pod: PodContext, iterations: int, log: TrainLog | None) -> str:
     if entry.kind == ITERATION:
         return iteration_line(pod.job_name, entry.n)
+    if entry.kind in (OUTPUT, FILLER, RESULT):
+        return _output_text(entry, pod, iterations, log or TrainLog())
     template = _START_LINES[entry.n] if entry.kind == START else _END_LINES[entry.kind][entry.n]
     return template.format(
         pod=pod.pod,
@@ -159,6 +189,35 @@ def _text(entry: LogEntry, pod: PodContext, iterations: int) -> str:
         reason=pod.reason or "training process failed",
         it=iterations * LOG_INTERVAL,
     )
+
+
+def _output_text(entry: LogEntry, pod: PodContext, iterations: int, log: TrainLog) -> str:
+    if entry.kind == FILLER:
+        return f"[rank {pod.rank}] step log {entry.n}: all-reduce ok"
+    if entry.kind == OUTPUT:
+        if log.output is not None:
+            return log.output[entry.n]
+        loss = final_loss(pod.job_name, iterations)
+        return (
+            f"validation loss at iteration {iterations * LOG_INTERVAL} | lm loss value: "
+            f"{loss:.6E} | lm loss PPL: {math.exp(loss):.6E} |"
+        )
+    if pod.rank != 0:
+        return f"[rank {pod.rank}] finished"
+    if log.result is not None:
+        return f"INFO:train:{RESULT_MARKER}{log.result}"
+    result = {
+        "checkpoint": f"/mnt/cluster/checkpoints/{pod.job_name}",
+        "iteration": iterations * LOG_INTERVAL,
+        "loss": round(final_loss(pod.job_name, iterations), 6),
+    }
+    return f"INFO:train:{RESULT_MARKER}{json.dumps(result, sort_keys=True)}"
+
+
+def final_loss(seed: str, iterations: int) -> float:
+    """The validation loss a job that ran ``iterations`` logged intervals reports."""
+    it = max(iterations, 1) * LOG_INTERVAL
+    return 2.05 + 8.4 * math.exp(-it / 600.0) + 0.02 * _noise(seed, -1)
 
 
 def iteration_line(seed: str, n: int) -> str:

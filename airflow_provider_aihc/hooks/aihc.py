@@ -298,9 +298,16 @@ class AIHCHook(JobListing, BaseHook):  # type: ignore[misc]
         start_time: int | None = None,
         max_lines: int | None = None,
         marker: str | None = None,
+        end_time: int | None = None,
     ) -> PodLogs:
-        """Log lines of one pod; pass the last ``next_marker`` to read on from there."""
-        params = _logs_params(start_time, max_lines, marker)
+        """Log lines of one pod; pass the last ``next_marker`` to read on from there.
+
+        ``start_time``/``end_time`` (epoch seconds) keep the lines written in that window:
+        ``startTime`` is in AIHC's API table (aihc-api.md §3.2), ``endTime`` is what
+        bce-sdk-go sends (``services/aihc/resource/client.go``) and v2's DescribeJobLogs
+        takes (bce-openapi-meta ``schema/aihc/DescribeJobLogs.json``).
+        """
+        params = _logs_params(start_time, max_lines, marker, end_time)
         return self._call(
             PodLogs.model_validate,
             GET_POD_LOGS,
@@ -319,9 +326,10 @@ class AIHCHook(JobListing, BaseHook):  # type: ignore[misc]
         start_time: int | None = None,
         max_lines: int | None = None,
         marker: str | None = None,
+        end_time: int | None = None,
     ) -> PodLogs:
         """Async :meth:`get_pod_logs`."""
-        params = _logs_params(start_time, max_lines, marker)
+        params = _logs_params(start_time, max_lines, marker, end_time)
         return await self._acall(
             PodLogs.model_validate,
             GET_POD_LOGS,
@@ -603,6 +611,13 @@ def _events_params(job_framework: str, start_time: str | None, end_time: str | N
     return params
 
 
-def _logs_params(start_time: int | None, max_lines: int | None, marker: str | None) -> Params:
-    pairs = (("startTime", start_time), ("maxLines", max_lines), ("marker", marker))
+def _logs_params(
+    start_time: int | None, max_lines: int | None, marker: str | None, end_time: int | None = None
+) -> Params:
+    pairs = (
+        ("startTime", start_time),
+        ("endTime", end_time),
+        ("maxLines", max_lines),
+        ("marker", marker),
+    )
     return [(k, str(v)) for k, v in pairs if v is not None]

@@ -6,6 +6,8 @@ only when the OpenLineage provider asks a task for its lineage.
 
 from __future__ import annotations
 
+from typing import Any
+
 from airflow.providers.common.compat.openlineage.facet import RunFacet
 from attrs import define
 
@@ -46,3 +48,7 @@ class AIHCJobRunFacet(RunFacet):  # type: ignore[misc]
     ``Created``."""
     reason: str | None = None
     """Why the job ended badly, as AIHC said (pod reason or latest Warning event)."""
+    summary: dict[str, Any] | None = None
+    """The ``job_summary`` the task pushed (times, queue and run seconds, replicas,
+    accelerators, accelerator-seconds, restarts, metrics), masked; ``None`` when the task
+    did not wait for the job."""

@@ -17,7 +17,7 @@ Reported:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from airflow.providers.common.compat.openlineage.facet import (
@@ -54,6 +54,7 @@ def job_lineage(
     *,
     with_inputs: bool,
     log: Log,
+    summary: Mapping[str, Any] | None = None,
 ) -> JobLineage:
     """The lineage of a task that created or watched ``job_id``.
 
@@ -63,6 +64,7 @@ def job_lineage(
     :param outlets: the task's declared outlets.
     :param with_inputs: report the job's datasources as inputs (the task that created it).
     :param log: where a failed lookup is reported (lineage never fails a task).
+    :param summary: the ``job_summary`` the task pushed (masked), if it waited.
     """
     outputs = outlet_datasets(outlets)
     if not job_id:
@@ -76,6 +78,7 @@ def job_lineage(
         log.warning("OpenLineage: could not read AIHC job %s (%s): its id only", job_id, err)
         return OperatorLineage(outputs=outputs, run_facets=external)
     facet = job_facet(job, job_url(hook.config.base_url, job.job_id, job.resource_pool_id))
+    facet.summary = dict(summary) if summary else None
     return OperatorLineage(
         inputs=job_inputs(job) if with_inputs else [],
         outputs=outputs,

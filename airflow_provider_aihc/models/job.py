@@ -365,6 +365,10 @@ class JobBrief(_BriefModel, _JobState):
     """The job's status (see :class:`~.status.JobStatus`)."""
     enable_fault_tolerance: Flag = False
     """Whether AIHC may restart the job after a failure."""
+    created_at: Timestamp = None
+    """When the job was created (where its time in the queue starts)."""
+    queue: Str = ""
+    """Its queue (named when the job waited in it too long)."""
     pod_list: Annotated[_BriefPodList | None, BeforeValidator(lambda value: value or None)] = None
     """The pods: names and reasons only."""
 
@@ -374,10 +378,7 @@ class JobBrief(_BriefModel, _JobState):
 
 class JobStatusItem(JobBrief):
     """A list-jobs item (or a get-job result) as the triggerer's status watcher reads it:
-    :class:`JobBrief` plus the creation time, which tells how deep in the pages it is."""
-
-    created_at: Timestamp = None
-    """When the job was created."""
+    :class:`JobBrief`, whose creation time tells how deep in the pages it is."""
 
 
 class JobStatusPage(_BriefModel):

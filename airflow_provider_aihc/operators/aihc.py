@@ -6,8 +6,6 @@ StopJob, DeleteJob, and for waiting GetJobEvents and GetPodLogs.
 
 from __future__ import annotations
 
-import copy
-import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -16,6 +14,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from airflow_provider_aihc.links.aihc import AIHCJobLink
+from airflow_provider_aihc.operators._job_actions import (
+    AIHCDeleteJobOperator,
+    AIHCStopJobOperator,
+)
 from airflow_provider_aihc.operators._sealed import SealedAttribute
 from airflow_provider_aihc.version_compat import (
     BaseOperator,
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
     from airflow_provider_aihc.lineage.job import JobLineage
     from airflow_provider_aihc.models.request import CreateJobRequest
     from airflow_provider_aihc.watch import JobEvent
+
+__all__ = ["AIHCCreateJobOperator", "AIHCDeleteJobOperator", "AIHCStopJobOperator"]
 
 DEFER_METHOD_NAME = "execute_complete"
 XCOM_JOB_ID = "job_id"
@@ -125,6 +129,14 @@ class AIHCCreateJobOperator(BaseOperator):
     :param cancel_on_kill: stop the job when the task is killed, times out or is marked
         failed; ``False`` keeps it running (e.g. for a graceful worker drain).
     :param stream_logs: copy the job's new log lines into the task log while waiting.
+    :param result_marker: when waiting, the last line of the first replica's log that
+        contains it, followed by one JSON value, is the job's result (XCom ``result``);
+        ``None`` reads no result.  See docs/results.md.
+    :param metrics: ``{name: regex with one group}``; when waiting, the last match of each
+        in the first replica's log (a float where it parses) goes to XCom ``metrics``.
+        With the job summary (XCom ``job_summary``), read however the task waits.
+    :param queue_timeout: seconds the job may wait for resources (``Created``/``Scheduled``)
+        before it is stopped and the task fails; separate from ``timeout``.
     :param aihc_conn_id: the ``aihc`` connection.
     """
 
@@ -179,10 +191,19 @@ class AIHCCreateJobOperator(BaseOperator):
         timeout: float | None = None,
         cancel_on_kill: bool = True,
         stream_logs: bool = True,
+        result_marker: str | None = "AIHC_RESULT ",
+        metrics: Mapping[str, str] | None = None,
+        queue_timeout: float | None = None,
         aihc_conn_id: str = "aihc_default",
         **kwargs: Any,
     ) -> None:
+        from airflow_provider_aihc.watch.results import OutputSpec
+
         super().__init__(**kwargs)
+        self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request
+        self.result_marker = result_marker
+        self.metrics = dict(metrics or {})
+        self.queue_timeout = queue_timeout
         self.name = name
         self.image = image
         self.command = command
@@ -224,6 +245,7 @@ class AIHCCreateJobOperator(BaseOperator):
         self.aihc_conn_id = aihc_conn_id
         self.job_id: str | None = None
         self._job_pool: str | None = None
+        self._job_summary: dict[str, Any] | None = None
 
     @cached_property
     def hook(self) -> AIHCHook:
@@ -292,6 +314,7 @@ class AIHCCreateJobOperator(BaseOperator):
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
         from airflow_provider_aihc.models.build import build_create_request
         from airflow_provider_aihc.operators._checks import connection_problems, wait_problems
+        from airflow_provider_aihc.watch.queue import queue_timeout_problems
 
         errors: list[tuple[str, str]] = []
         request = None
@@ -307,6 +330,7 @@ class AIHCCreateJobOperator(BaseOperator):
             # Checked now, not when the wait starts: by then the job exists and would be
             # left running by the task's failure.
             errors.extend(wait_problems(self.poll_interval, self.timeout))
+            errors.extend(queue_timeout_problems(self.queue_timeout))
         connection = connection_problems(self.hook)
         errors.extend(connection)
         if not connection:
@@ -365,7 +389,7 @@ class AIHCCreateJobOperator(BaseOperator):
                 self._defer(job_id, pool, deadline)
             if not job.is_terminal:
                 self._defer(job_id, pool, deadline)
-            return self._finish(JobEvent.from_job(self.hook, job))
+            return self._finish(JobEvent.from_job(self.hook, job), context)
         event = wait_for_job(
             self.hook,
             job_id,
@@ -375,8 +399,9 @@ class AIHCCreateJobOperator(BaseOperator):
             stop_on_timeout=self.cancel_on_kill,
             stream_logs=self.stream_logs,
             log=self.log,
+            queue_timeout=self.queue_timeout,
         )
-        return self._finish(event)
+        return self._finish(event, context)
 
     def _defer(self, job_id: str, pool: str, deadline: float | None) -> None:
         from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
@@ -392,6 +417,7 @@ class AIHCCreateJobOperator(BaseOperator):
                 cancel_on_kill=self.cancel_on_kill,
                 stream_logs=self.stream_logs,
                 deferred_at=time.time(),
+                queue_timeout=self.queue_timeout,
             ),
             method_name=DEFER_METHOD_NAME,
         )
@@ -402,12 +428,19 @@ class AIHCCreateJobOperator(BaseOperator):
 
         job_event = JobEvent.from_payload(event)
         self.job_id = job_event.job_id  # this process's own record of the job (the link's)
-        return self._finish(job_event)
+        return self._finish(job_event, context)
 
-    def _finish(self, event: JobEvent) -> str:
+    def _finish(self, event: JobEvent, context: Context) -> str:
+        """Push the job's result, metrics and summary (however it was waited for), then
+        return the job id or raise with the job's reason."""
         from airflow_provider_aihc.watch import complete
+        from airflow_provider_aihc.watch.summary import deliver
 
         self.job_id = event.job_id  # for lineage: a resumed task is a new operator object
+        pool = self._job_pool or self.resource_pool_id or None
+        push = bool(self.do_xcom_push)
+        summary = deliver(self.hook, event, pool, self.outputs, context, self.log, push=push)
+        self._job_summary = summary
         return complete(event, self.log)
 
     def on_kill(self) -> None:
@@ -421,26 +454,9 @@ class AIHCCreateJobOperator(BaseOperator):
         """
         if not (self.cancel_on_kill and self.job_id):
             return
-        answered = threading.Event()
-        stopper = threading.Thread(
-            target=self._stop_after_kill,
-            args=(self.job_id, self._job_pool, answered),
-            name=f"aihc-stop-{self.job_id}",
-        )
-        stopper.start()
-        answered.wait(ON_KILL_WAIT_SECONDS)
+        from airflow_provider_aihc.operators._job_actions import stop_from_own_thread
 
-    def _stop_after_kill(self, job_id: str, pool: str | None, answered: threading.Event) -> None:
-        hook = copy.copy(self.hook)
-        hook.__dict__.pop("session", None)  # its own connections, not the main thread's
-        try:
-            hook.stop_job(job_id, pool)
-        except Exception:
-            answered.set()
-            self.log.exception("Task killed, but AIHC job %s could not be stopped", job_id)
-        else:
-            answered.set()
-            self.log.info("Task killed: stopped AIHC job %s", job_id)
+        stop_from_own_thread(self.hook, self.job_id, self._job_pool, self.log, ON_KILL_WAIT_SECONDS)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> JobLineage:
         """OpenLineage (when its provider is on): the job's datasources as inputs, the
@@ -449,74 +465,14 @@ class AIHCCreateJobOperator(BaseOperator):
 
         pool = self._job_pool or self.resource_pool_id or None  # None: the connection's
         return job_lineage(
-            self.hook, self.job_id, pool, self.outlets, with_inputs=True, log=self.log
+            self.hook,
+            self.job_id,
+            pool,
+            self.outlets,
+            with_inputs=True,
+            log=self.log,
+            summary=self._job_summary,
         )
-
-
-class _JobActionOperator(BaseOperator):
-    """Base of the operators that act on one existing job."""
-
-    template_fields: Sequence[str] = ("job_id", "resource_pool_id")
-
-    def __init__(
-        self,
-        *,
-        job_id: str,
-        resource_pool_id: str | None = None,
-        aihc_conn_id: str = "aihc_default",
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.job_id = job_id
-        self.resource_pool_id = resource_pool_id
-        self.aihc_conn_id = aihc_conn_id
-
-    @cached_property
-    def hook(self) -> AIHCHook:
-        """The AIHC hook of this task."""
-        from airflow_provider_aihc.hooks.aihc import AIHCHook
-
-        return AIHCHook(aihc_conn_id=self.aihc_conn_id)
-
-
-class AIHCStopJobOperator(_JobActionOperator):
-    """Stop an AIHC job (AIHC has no suspend: a stopped job ends ``ManualTermination``).
-
-    A job that already ended is left as it is.
-
-    :param job_id: the job, e.g. ``"{{ ti.xcom_pull(task_ids='train') }}"`` (templated).
-    :param resource_pool_id: its pool; defaults to the connection's (templated).
-    :param aihc_conn_id: the ``aihc`` connection.
-    """
-
-    def execute(self, context: Context) -> str:
-        job = self.hook.get_job(self.job_id, self.resource_pool_id)
-        if job.is_terminal:
-            self.log.info("AIHC job %s already ended %s; nothing to stop", self.job_id, job.status)
-            return self.job_id
-        self.hook.stop_job(self.job_id, self.resource_pool_id)
-        self.log.info("Stopped AIHC job %s (was %s)", self.job_id, job.status)
-        return self.job_id
-
-
-class AIHCDeleteJobOperator(_JobActionOperator):
-    """Delete an AIHC job's record; a job that is already gone counts as deleted.
-
-    :param job_id: the job (templated).
-    :param resource_pool_id: its pool; defaults to the connection's (templated).
-    :param aihc_conn_id: the ``aihc`` connection.
-    """
-
-    def execute(self, context: Context) -> str:
-        from airflow_provider_aihc.exceptions import AIHCNotFoundError
-
-        try:
-            self.hook.delete_job(self.job_id, self.resource_pool_id)
-        except AIHCNotFoundError:
-            self.log.info("AIHC job %s does not exist; nothing to delete", self.job_id)
-        else:
-            self.log.info("Deleted AIHC job %s", self.job_id)
-        return self.job_id
 
 
 def _registry_passwords(image_config: object, body: object) -> list[str]:

@@ -61,6 +61,15 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
     :param aihc_conn_id: the ``aihc`` connection.
     :param deferrable: wait in the triggerer rather than in a worker slot.
     :param stream_logs: copy the job's new log lines into the task log.
+    :param result_marker: the last line of the first replica's log that contains it,
+        followed by one JSON value, is the job's result (XCom ``result``); ``None`` reads
+        no result.  In every mode the ended job's ``result``, ``metrics`` and
+        ``job_summary`` are pushed, as the create operator pushes them (docs/results.md).
+    :param metrics: ``{name: regex with one group}``: the last match of each in the first
+        replica's log (a float where it parses) goes to XCom ``metrics``.
+    :param queue_timeout: seconds the job may wait for resources (``Created``/``Scheduled``,
+        from its ``createdAt``) before the sensor stops it and fails: unlike ``timeout``,
+        which leaves the job running, this one is a limit on the job.
     """
 
     template_fields: Sequence[str] = ("job_id", "resource_pool_id")
@@ -75,9 +84,19 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         aihc_conn_id: str = "aihc_default",
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
         stream_logs: bool = True,
+        result_marker: str | None = "AIHC_RESULT ",
+        metrics: Mapping[str, str] | None = None,
+        queue_timeout: float | None = None,
         **kwargs: Any,
     ) -> None:
+        from airflow_provider_aihc.watch.results import OutputSpec
+
         super().__init__(**kwargs)
+        self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request
+        self.result_marker = result_marker
+        self.metrics = dict(metrics or {})
+        self.queue_timeout = queue_timeout
+        self._job_summary: dict[str, Any] | None = None
         self.job_id = job_id
         self.resource_pool_id = resource_pool_id
         self.aihc_conn_id = aihc_conn_id
@@ -113,6 +132,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
                 self.job_pool,
                 self.log,
                 stream_logs=self.stream_logs and not self.reschedule,
+                queue_timeout=self.queue_timeout,
             )
         return self._watch
 
@@ -147,7 +167,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             return False
         if self.reschedule and self.stream_logs:
             drive(watch.logs.tail_flow(watch.pod_names), self.hook)
-        return PokeReturnValue(is_done=True, xcom_value=self._finish(event))
+        return PokeReturnValue(is_done=True, xcom_value=self._finish(event, context))
 
     def _check_input(self) -> None:
         """Refuse what no retry makes valid, before any request: an undefined or unusable
@@ -161,6 +181,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         from airflow_provider_aihc.exceptions import AIHCValidationError
         from airflow_provider_aihc.hooks.aihc import check_path_id
         from airflow_provider_aihc.operators._checks import connection_problems
+        from airflow_provider_aihc.watch.queue import queue_timeout_problems
 
         problems = connection_problems(self.hook)
         connection_usable = not problems
@@ -170,6 +191,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             problems += _config_problem("job_id", lambda: check_path_id("job_id", self.job_id))
         if connection_usable:  # the default pool is the connection's
             problems += _config_problem("resource_pool_id", lambda: self.job_pool)
+        problems += queue_timeout_problems(self.queue_timeout)
         if self.deferrable and not self.poke_interval > 0:
             interval = self.poke_interval
             problems.append(("poke_interval", f"must be seconds > 0 to defer, got {interval!r}"))
@@ -193,6 +215,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
                 stream_logs=self.stream_logs,
                 log_state=log_state,
                 deferred_at=time.time(),  # a takeover resumes the log near where it stopped
+                queue_timeout=self.queue_timeout,
             ),
             method_name=DEFER_METHOD_NAME,
         )
@@ -202,14 +225,22 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         from airflow_provider_aihc.watch import JobEvent
 
         job_event = JobEvent.from_payload(event)
-        if job_event.status == "timeout":
+        if job_event.status == "timeout" and not job_event.queued:
             raise AirflowSensorTimeout(job_event.message)
-        return self._finish(job_event)
+        return self._finish(job_event, context)
 
-    def _finish(self, event: JobEvent) -> str:
+    def _finish(self, event: JobEvent, context: Context) -> str:
+        """Push the job's result, metrics and summary, then return the job id or raise."""
         from airflow_provider_aihc.exceptions import AIHCJobFailedError, AIHCJobTimeoutError
         from airflow_provider_aihc.watch import complete
+        from airflow_provider_aihc.watch.summary import ENDED, deliver
 
+        if event.status in ENDED:
+            push = bool(self.do_xcom_push)
+            pool = self.job_pool
+            self._job_summary = deliver(
+                self.hook, event, pool, self.outputs, context, self.log, push=push
+            )
         try:
             return complete(event, self.log)
         except (AIHCJobFailedError, AIHCJobTimeoutError) as err:
@@ -226,7 +257,13 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         from airflow_provider_aihc.lineage.job import job_lineage
 
         return job_lineage(
-            self.hook, self.job_id, self.job_pool, self.outlets, with_inputs=False, log=self.log
+            self.hook,
+            self.job_id,
+            self.job_pool,
+            self.outlets,
+            with_inputs=False,
+            log=self.log,
+            summary=self._job_summary,
         )
 
 

@@ -56,6 +56,10 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         long after it was taken over from a triggerer that stopped: it logs one line saying
         so and resumes the job's log near where that triggerer stopped instead of from the
         deferral (:func:`~airflow_provider_aihc.watch.logs.takeover_resume_point`).
+    :param queue_timeout: seconds the job may wait for resources (``Created`` or
+        ``Scheduled``, from its ``createdAt``) before it is stopped and the event is a
+        ``timeout`` with ``queued``; ``None`` (and a trigger serialized before it
+        existed): no limit.
     """
 
     def __init__(
@@ -70,6 +74,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         stream_logs: bool = True,
         log_state: Mapping[str, str] | None = None,
         deferred_at: float | None = None,
+        queue_timeout: float | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.job_id = job_id
@@ -82,6 +87,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         self.stream_logs = stream_logs
         self.log_state = dict(log_state) if log_state else None
         self.deferred_at = None if deferred_at is None else float(deferred_at)
+        self.queue_timeout = None if queue_timeout is None else float(queue_timeout)
         self._fired = False
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -99,6 +105,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
                 "stream_logs": self.stream_logs,
                 "log_state": self.log_state,
                 "deferred_at": self.deferred_at,
+                "queue_timeout": self.queue_timeout,
             },
         )
 
@@ -131,6 +138,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             self.log,
             stream_logs=self.stream_logs,
             log_state=self.log_state,
+            queue_timeout=self.queue_timeout,
         )
         if self.stream_logs:
             watch.logs.since = self._log_resume_point()

@@ -10,6 +10,7 @@ from airflow_provider_aihc.exceptions import (
     AIHCError,
     AIHCJobFailedError,
     AIHCJobTimeoutError,
+    AIHCQueueTimeoutError,
     AIHCWatchRefusedError,
 )
 from airflow_provider_aihc.watch.flow import Flow, GetJobEvents, Log, adrive, drive
@@ -38,6 +39,8 @@ class JobEvent:
         when AIHC refused for a reason no retry changes (a 400, 401/403, or a 404: the job
         does not exist or was deleted).  An event without it (an older trigger's) is
         retryable, as every ``error`` was.
+    :param queued: for ``timeout``, the job waited for resources past ``queue_timeout``
+        (``message`` names the pool, queue, wait, last status and latest events).
     """
 
     status: EventStatus
@@ -48,6 +51,7 @@ class JobEvent:
     waited_seconds: float | None = None
     stopped: bool = False
     retryable: bool = True
+    queued: bool = False
 
     def to_payload(self) -> dict[str, Any]:
         """Plain JSON values, for ``TriggerEvent``."""
@@ -79,6 +83,7 @@ class JobEvent:
             waited_seconds=None if waited is None else float(cast(float, waited)),
             stopped=cast(bool, value["stopped"]),
             retryable=cast(bool, value["retryable"]),
+            queued=cast(bool, value["queued"]),
         )
 
     @classmethod
@@ -116,6 +121,7 @@ _PAYLOAD_RULES: tuple[tuple[str, str, Callable[[object], bool]], ...] = (
     ("waited_seconds", "a number or null", _is_optional_number),
     ("stopped", "true or false", lambda v: isinstance(v, bool)),
     ("retryable", "true or false", lambda v: isinstance(v, bool)),
+    ("queued", "true or false", lambda v: isinstance(v, bool)),
 )
 #: Fields an older trigger may leave out.
 _DEFAULTS: dict[str, object] = {
@@ -123,6 +129,7 @@ _DEFAULTS: dict[str, object] = {
     "waited_seconds": None,
     "stopped": False,
     "retryable": True,
+    "queued": False,
 }
 
 
@@ -131,6 +138,7 @@ def complete(event: JobEvent, log: Log) -> str:
 
     :raises AIHCJobFailedError: the job failed or was stopped (its reason in the text).
     :raises AIHCJobTimeoutError: the deadline passed.
+    :raises AIHCQueueTimeoutError: the job waited for resources past ``queue_timeout``.
     :raises AIHCWatchRefusedError: the job could not be watched for a reason no retry
         changes (the task fails without its retries).
     :raises AIHCError: the job could not be watched.
@@ -140,6 +148,9 @@ def complete(event: JobEvent, log: Log) -> str:
         return event.job_id
     if event.status == "failed":
         raise AIHCJobFailedError(event.job_id, event.job_status or "unknown", event.reason)
+    if event.status == "timeout" and event.queued:
+        waited = event.waited_seconds or 0.0
+        raise AIHCQueueTimeoutError(event.job_id, waited, event.stopped, event.message)
     if event.status == "timeout":
         raise AIHCJobTimeoutError(event.job_id, event.waited_seconds or 0.0, event.stopped)
     if not event.retryable:

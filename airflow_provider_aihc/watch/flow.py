@@ -19,7 +19,7 @@ from airflow_provider_aihc.exceptions import AIHCError
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
-    from airflow_provider_aihc.models.job import JobBrief, JobEvents, PodLogs
+    from airflow_provider_aihc.models.job import JobBrief, JobEvents, JobInfo, PodLogs
 
 T = TypeVar("T")
 
@@ -48,6 +48,21 @@ class GetJob:
 
 
 @dataclass(frozen=True, slots=True)
+class GetJobInfo:
+    """GetJob read whole (:class:`~airflow_provider_aihc.models.job.JobInfo`): times,
+    replicas, resources and the pods' restart counts, for the job summary."""
+
+    job_id: str
+    pool: str | None
+
+    def send(self, hook: AIHCHook) -> JobInfo:
+        return hook.get_job(self.job_id, self.pool)
+
+    async def asend(self, hook: AIHCHook) -> JobInfo:
+        return await hook.aget_job(self.job_id, self.pool)
+
+
+@dataclass(frozen=True, slots=True)
 class GetPodLogs:
     """GetPodLogs: ``marker=None`` reads the tail, ``""`` the log from its first line."""
 
@@ -58,6 +73,8 @@ class GetPodLogs:
     max_lines: int | None
     #: Only lines written at or after this (epoch seconds); ``None``: all.
     start_time: int | None = None
+    #: Only lines written at or before this (epoch seconds); ``None``: up to now.
+    end_time: int | None = None
 
     def send(self, hook: AIHCHook) -> PodLogs:
         return hook.get_pod_logs(
@@ -67,6 +84,7 @@ class GetPodLogs:
             marker=self.marker,
             max_lines=self.max_lines,
             start_time=self.start_time,
+            end_time=self.end_time,
         )
 
     async def asend(self, hook: AIHCHook) -> PodLogs:
@@ -77,6 +95,7 @@ class GetPodLogs:
             marker=self.marker,
             max_lines=self.max_lines,
             start_time=self.start_time,
+            end_time=self.end_time,
         )
 
 
@@ -116,7 +135,7 @@ class Sleep:
     seconds: float
 
 
-Call = GetJob | GetPodLogs | GetJobEvents | StopJob
+Call = GetJob | GetJobInfo | GetPodLogs | GetJobEvents | StopJob
 #: A watch step: yields calls and pauses, is sent each call's answer (or its AIHCError).
 Flow = Generator[Call | Sleep, Any, T]
 

@@ -76,11 +76,20 @@ async def _step(
     """Wait for the next reading (or the next log read, or the deadline) and act on it."""
     streaming = watch.stream_logs and is_started(watch.tracker.status or "")
     timeout = poll_interval if streaming else None
-    if deadline is not None:
-        left = max(0.0, deadline - clock())
-        timeout = left if timeout is None else min(timeout, left)
+    queue_left = watch.queue.seconds_left()
+    if queue_left is not None and watch.errors:  # its fresh read failed: back off first
+        queue_left = max(queue_left, watch.next_delay(poll_interval))
+    for left in (None if deadline is None else deadline - clock(), queue_left):
+        if left is not None:
+            timeout = max(0.0, left) if timeout is None else min(timeout, max(0.0, left))
     reading = await subscription.next(fresh=watch.awaiting_confirmation, at_most=timeout)
-    if reading is None:  # nothing new: the log interval or the deadline
+    if reading is None:  # nothing new: the log interval, the deadline or the queue's
+        if watch.queue.expired:  # waiting for resources, as last read: read it afresh
+            try:
+                fresh: JobBrief | AIHCError = await hook.aget_job_brief(watch.job_id, watch.pool)
+            except AIHCError as err:
+                fresh = err
+            return await adrive(watch.read(fresh), hook)
         await adrive(watch.read_logs(), hook)
         return None
     return await adrive(watch.read(await _with_pods(reading, watch, hook)), hook)

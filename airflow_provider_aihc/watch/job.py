@@ -17,6 +17,7 @@ from airflow_provider_aihc.models.status import is_failed, is_started, parse_sta
 from airflow_provider_aihc.watch.event import JobEvent, final_event
 from airflow_provider_aihc.watch.flow import Flow, GetJob, Log, Sleep, StopJob, drive
 from airflow_provider_aihc.watch.logs import DEFAULT_LOG_LINES_PER_POLL, LogStreamer
+from airflow_provider_aihc.watch.queue import QueueClock
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -74,6 +75,10 @@ class JobWatch:
     :param stream_logs: copy new log lines into ``log`` at every poll.
     :param log_state: the :attr:`log_state` of an earlier watch of this job.
     :param max_log_lines: log lines copied per poll.
+    :param queue_timeout: seconds the job may wait for resources (``Created`` or
+        ``Scheduled``, counted from its ``createdAt``) before it is stopped and the wait
+        ends with a ``timeout`` event (``queued``); ``None``: no limit.  A job that has
+        started running is never stopped for it.
     :param clock: epoch seconds (a seam for tests).
     """
 
@@ -86,6 +91,7 @@ class JobWatch:
         stream_logs: bool = True,
         log_state: Mapping[str, str] | None = None,
         max_log_lines: int = DEFAULT_LOG_LINES_PER_POLL,
+        queue_timeout: float | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.job_id = job_id
@@ -101,6 +107,7 @@ class JobWatch:
         self.errors = 0
         self._last_error: AIHCError | None = None
         self._failure_seen = False
+        self.queue = QueueClock(job_id, resource_pool_id, queue_timeout, clock)
 
     @property
     def log_state(self) -> dict[str, str]:
@@ -122,7 +129,10 @@ class JobWatch:
         self.errors = 0
         self.pod_names = job.pod_names or self.pod_names
         self.tracker.observe(job.status)
+        self.queue.observe(job)
         yield from self.read_logs()
+        if self.queue.expired:
+            return (yield from self.queue.expire(self.log))
         if not job.is_terminal:
             self._failure_seen = False  # a fault-tolerant job came back: confirm anew
             return None
@@ -169,6 +179,9 @@ class JobWatch:
                 waited = self.clock() - started
                 return (yield from self.expire(waited, stop_on_timeout))
             delay = self.next_delay(poll_interval)
+            queue_left = self.queue.seconds_left()
+            if queue_left is not None:  # the check after it reads the job and ends the wait
+                delay = max(0.0, min(delay, queue_left))
 
     def next_delay(self, poll_interval: float) -> float:
         """The pause before the next poll: ``poll_interval``, longer while AIHC fails."""
@@ -265,13 +278,21 @@ def wait_for_job(
     stop_on_timeout: bool,
     stream_logs: bool,
     log: Log,
+    queue_timeout: float | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.time,
 ) -> JobEvent:
     """Poll a job in this process until it ends or ``deadline`` passes (see
     :meth:`JobWatch.wait`); status changes and, with ``stream_logs``, new log lines go to
     ``log``."""
-    watch = JobWatch(job_id, resource_pool_id, log, stream_logs=stream_logs, clock=clock)
+    watch = JobWatch(
+        job_id,
+        resource_pool_id,
+        log,
+        stream_logs=stream_logs,
+        queue_timeout=queue_timeout,
+        clock=clock,
+    )
     flow = watch.wait(
         poll_interval=poll_interval, deadline=deadline, stop_on_timeout=stop_on_timeout
     )

@@ -43,6 +43,8 @@ def test_scheduled_retraining_trains_evaluates_and_promotes(aihc_emulator, run_d
     assert re.fullmatch(r"train-[0-9a-f]{8}", job["name"])
     assert f"Promoting the model trained by AIHC job {job['jobId']}" in run.output
     assert "lm loss" in run.output  # the training log reached the task log
+    assert re.search(r"Final loss [0-9.]+; promoting below 11", run.output)  # from `metrics`
+    assert "GPU-hours" in run.output  # the sensor's job summary line
 
 
 def test_sweep_runs_one_job_per_learning_rate_and_picks_the_best(aihc_emulator, run_dag):

@@ -95,7 +95,7 @@ def test_sensor_in_every_mode_succeeds_and_copies_each_log_line_once(
     output = printed_once(run.output)
     for job in jobs.values():
         lines = log_lines(aihc_emulator, job)
-        assert len(lines) == 12 + 3 * 3 + 3
+        assert len(lines) == 12 + 3 * 3 + 2 + 3  # start-up, iterations, output, closing
         for line in lines:
             assert output.count(line) == 1, (job["name"], line)
     for task_id, name in (

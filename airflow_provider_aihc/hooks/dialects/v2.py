@@ -310,7 +310,27 @@ def job_info(item: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(pods, list):
         flat = [_v1_pod(p) for p in pods if isinstance(p, dict)]
         info["podList"] = {"listMeta": {"totalItems": len(flat)}, "pods": flat}
+    info.update(
+        {k: v for k, v in _timeline_times(item.get("jobTimeLine")).items() if k not in item}
+    )
     return info
+
+
+def _timeline_times(timeline: object) -> dict[str, Any]:
+    """``runningAt``/``scheduledAt`` from a JobItem's ``jobTimeLine`` (aihc-gen
+    ``models/job_item.py``: ``[{conditionType, conditionMessage, time}]``), which v2 has in
+    place of v1's fields.  That ``conditionType`` holds the status names (``Running``) is
+    inferred: no source lists its values; the first entry of each wins."""
+    times: dict[str, Any] = {}
+    for entry in timeline if isinstance(timeline, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        key = {"running": "runningAt", "scheduled": "scheduledAt"}.get(
+            str(entry.get("conditionType", "")).lower()
+        )
+        if key and entry.get("time") and key not in times:
+            times[key] = entry["time"]
+    return times
 
 
 def _is_spec(spec: Mapping[str, Any]) -> bool:

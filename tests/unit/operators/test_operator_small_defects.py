@@ -100,7 +100,7 @@ def test_no_job_means_no_link_and_no_xcom_read() -> None:
     assert AIHCJobLink().get_link(operator, ti_key=_RuntimeTI(operator)) == ""
 
 
-def test_execute_complete_records_the_job_for_the_link() -> None:
+def test_execute_complete_records_the_job_for_the_link(aihc_emulator: EmulatorServer) -> None:
     operator = _operator(wait_for_completion=True, deferrable=True)
     event = {"status": "success", "job_id": "job-1", "job_status": "Succeeded", "message": "ok"}
     assert operator.execute_complete({}, event) == "job-1"

@@ -84,7 +84,9 @@ def test_poke_until_success_returns_the_job_id_and_streams_the_log(
     for line in log_lines(aihc_emulator, job_id, "poked-master-0"):
         assert text.count(line) == 1, line
     url = f"{aihc_emulator.url}/_emulator/jobs/{job_id}"
-    assert context["ti"].pushed == [(AIHCJobLink.XCOM_KEY, url)]  # once, on the first poke
+    pushed = context["ti"].pushed
+    assert pushed[0] == (AIHCJobLink.XCOM_KEY, url)  # once, on the first poke
+    assert [key for key, _ in pushed[1:]] == ["result", "metrics", "job_summary"]
 
 
 def test_poke_raises_with_the_jobs_own_reason(
@@ -157,7 +159,7 @@ def test_reschedule_mode_copies_the_tail_once_at_the_end(
         if done:
             break
         assert aihc_emulator.backend.count("GetPodLogs") == 0
-    assert aihc_emulator.backend.count("GetPodLogs") == 1
+    assert aihc_emulator.backend.count("GetPodLogs") == 2  # the tail, then the result's
     text = output(caplog, capsys)
     for line in log_lines(aihc_emulator, job_id, "resched-master-0"):
         assert text.count(line) == 1, line
@@ -221,7 +223,9 @@ def payload(status: str, **extra: Any) -> dict[str, Any]:
     return {"status": status, "job_id": "j-1", "job_status": None, "message": "m", **extra}
 
 
-def test_execute_complete_returns_or_raises(context: dict[str, Any]) -> None:
+def test_execute_complete_returns_or_raises(
+    aihc_emulator: EmulatorServer, context: dict[str, Any]
+) -> None:
     watcher = sensor("j-1", deferrable=True)
     assert watcher.execute_complete(context, payload("success", job_status="Succeeded")) == "j-1"
     failed = payload("failed", job_status="Failed", reason="Evicted: node drained")
@@ -235,7 +239,9 @@ def test_execute_complete_returns_or_raises(context: dict[str, Any]) -> None:
         watcher.execute_complete(context, {"status": "success"})
 
 
-def test_execute_complete_with_soft_fail_skips(context: dict[str, Any]) -> None:
+def test_execute_complete_with_soft_fail_skips(
+    aihc_emulator: EmulatorServer, context: dict[str, Any]
+) -> None:
     watcher = sensor("j-1", deferrable=True, soft_fail=True)
     with pytest.raises(AirflowSkipException, match="Evicted"):
         watcher.execute_complete(context, payload("failed", job_status="Failed", reason="Evicted"))

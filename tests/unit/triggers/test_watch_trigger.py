@@ -39,6 +39,7 @@ def test_serialize_round_trips_every_argument() -> None:
         "stream_logs": False,
         "log_state": {"job-master-0": "lm1-a"},
         "deferred_at": 1_699_999_000.5,
+        "queue_timeout": 600.0,
     }
     assert set(arguments) == set(inspect.signature(AIHCJobTrigger).parameters)
     classpath, kwargs = AIHCJobTrigger(**arguments).serialize()
@@ -62,7 +63,17 @@ def test_defaults_serialize_as_plain_values() -> None:
         "stream_logs": True,
         "log_state": None,
         "deferred_at": None,
+        "queue_timeout": None,
     }
+
+
+def test_a_trigger_serialized_before_queue_timeout_existed_still_builds() -> None:
+    """The previous release's serialized form (no ``queue_timeout``) runs unchanged."""
+    _, kwargs = AIHCJobTrigger("j", None).serialize()
+    del kwargs["queue_timeout"]
+    rebuilt = AIHCJobTrigger(**kwargs)
+    assert rebuilt.queue_timeout is None
+    assert rebuilt.serialize()[1] == {**kwargs, "queue_timeout": None}
 
 
 def test_the_first_poll_is_spread_by_job_id() -> None:

@@ -52,6 +52,7 @@ def test_payload_is_plain_json() -> None:
         "waited_seconds": 3.5,
         "stopped": True,
         "retryable": True,
+        "queued": False,
     }
 
 

@@ -63,7 +63,7 @@ def test_a_whole_run_is_copied_exactly_once_in_order(
     )
     assert event.status == "success"
     expected = log_lines(aihc_emulator, job_id, "chatty-master-0")
-    assert len(expected) == 12 + 6 * 3 + 3  # start-up, iterations, closing lines
+    assert len(expected) == 12 + 6 * 3 + 2 + 3  # start-up, iterations, output, closing
     assert copied(log) == expected
     assert expected[-1].endswith("training process exited with code 0")
 

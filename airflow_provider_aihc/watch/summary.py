@@ -1,0 +1,237 @@
+"""What a job cost and produced, once its wait ended: the job summary, the result and the
+metrics, handed to XCom, the task log, Airflow's ``Stats`` and lineage.
+
+Every way of waiting (the create operator in the worker or deferred, the sensor poking,
+rescheduled or deferred) ends in the worker with a :class:`~.event.JobEvent`; from there
+:func:`collect` (one GetJob, then the log read backwards: :mod:`.results`) and
+:func:`publish` are the same code for all five, so they push the same XComs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from airflow_provider_aihc.exceptions import AIHCError, AIHCResultError
+from airflow_provider_aihc.watch.flow import Flow, GetJobInfo, Log, drive
+from airflow_provider_aihc.watch.results import Outputs, OutputSpec, first_replica, read_outputs
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.models.job import JobInfo
+    from airflow_provider_aihc.watch.event import JobEvent
+
+XCOM_RESULT = "result"
+XCOM_METRICS = "metrics"
+XCOM_JOB_SUMMARY = "job_summary"
+#: Prefix of the ``Stats`` names: ``aihc.job.queue_seconds``, ...
+STATS_PREFIX = "aihc.job"
+#: The event statuses of a job that ended on its own, whose outputs are read.
+ENDED = ("success", "failed")
+#: Summary fields sent to ``Stats`` as gauges (and the two durations as timers too).
+STATS_GAUGES = ("queue_seconds", "run_seconds", "accelerator_seconds", "restarts", "replicas")
+
+
+def summarize(
+    job: JobInfo | None, job_id: str, outputs: Outputs, reason: str | None
+) -> dict[str, Any]:
+    """The ``job_summary`` of an ended job; a time AIHC did not give is ``None``, and so
+    is every number computed from it (never a made-up one).
+
+    ``accelerators_per_replica`` counts the GPU resources (names containing ``gpu``, as
+    ``baidu.com/a800_80g_cgpu``) of one replica; ``accelerator_seconds`` is replicas ×
+    their sum × ``run_seconds``.  ``gpu_utilisation_mean``/``_max`` stay ``None``: the
+    provider does not read AIHC's job-metrics endpoint yet.
+    """
+    created = job.created_at if job else None
+    running = job.running_at if job else None
+    finished = job.finished_at if job else None
+    accelerators = _accelerators(job)
+    run_seconds = _seconds(running, finished)
+    replicas = job.replicas if job else None
+    per_replica = sum(accelerators.values())
+    accelerator_seconds = (
+        None
+        if run_seconds is None or replicas is None
+        else round(replicas * per_replica * run_seconds, 3)
+    )
+    pods = job.pod_list.pods if job and job.pod_list else []
+    return {
+        "job_id": job_id,
+        "status": job.status if job else None,
+        "reason": reason,
+        "created_at": _iso(created),
+        "running_at": _iso(running),
+        "finished_at": _iso(finished),
+        "queue_seconds": _seconds(created, running),
+        "run_seconds": run_seconds,
+        "replicas": replicas,
+        "accelerators_per_replica": accelerators,
+        "accelerator_seconds": accelerator_seconds,
+        "restarts": sum(pod.restart_count for pod in pods) if job else None,
+        "metrics": dict(outputs.metrics),
+        "gpu_utilisation_mean": None,
+        "gpu_utilisation_max": None,
+    }
+
+
+def collect(
+    job_id: str, pool: str | None, spec: OutputSpec, reason: str | None, log: Log
+) -> Flow[tuple[dict[str, Any], Outputs, JobInfo | None]]:
+    """Read the ended job (one GetJob) and its first replica's log from the end backwards.
+
+    A GetJob that fails gives a summary of ``None``s (logged); a log that cannot be read
+    gives no result and no metrics (logged); a result line that does not parse fails.
+
+    :raises AIHCResultError: the result line does not parse, or is over the cap.
+    """
+    job = yield GetJobInfo(job_id, pool)
+    if isinstance(job, AIHCError):
+        log.warning("Could not read AIHC job %s for its summary (%s)", job_id, job)
+        return summarize(None, job_id, Outputs(), reason), Outputs(), None
+    outputs = Outputs()
+    pods = job.pod_list.pods if job.pod_list else []
+    pod = first_replica([(p.object_meta.name, p.replica_type) for p in pods if p.object_meta.name])
+    if spec.wanted and pod is None:
+        log.warning("AIHC job %s has no pods: no result or metrics to read", job_id)
+    elif spec.wanted and pod is not None:
+        started = job.running_at or job.created_at
+        ended = job.finished_at.timestamp() if job.finished_at else time.time()
+        since = started.timestamp() if started else None
+        try:
+            outputs = yield from read_outputs(
+                job_id, job.resource_pool_id or pool, pod, spec, since=since, until=ended
+            )
+        except AIHCResultError:
+            raise
+        except AIHCError as err:
+            log.warning("Could not read the log of AIHC pod %s for results (%s)", pod, err)
+    return summarize(job, job_id, outputs, reason), outputs, job
+
+
+def deliver(
+    hook: AIHCHook,
+    event: JobEvent,
+    pool: str | None,
+    spec: OutputSpec,
+    context: Mapping[str, Any],
+    log: Log,
+    *,
+    push: bool,
+) -> dict[str, Any] | None:
+    """After a wait ended on the job's own end (``success`` or ``failed``): :func:`collect`
+    and :func:`publish`.  Nothing for a timeout or a job that could not be watched.
+
+    :return: the summary as pushed, or ``None``.
+    :raises AIHCResultError: the succeeded job's result line does not parse or is too big.
+    """
+    if event.status not in ENDED:
+        return None
+    try:
+        summary, outputs, job = drive(collect(event.job_id, pool, spec, event.reason, log), hook)
+    except AIHCResultError as err:
+        if event.status == "success":
+            raise
+        log.warning("AIHC job %s: %s", event.job_id, err)  # its failure is the news
+        return None
+    return publish(context, summary, outputs, log, push=push, job=job)
+
+
+def publish(
+    context: Mapping[str, Any],
+    summary: dict[str, Any],
+    outputs: Outputs,
+    log: Log,
+    *,
+    push: bool,
+    job: JobInfo | None,
+) -> dict[str, Any]:
+    """Mask what the job printed, push ``result`` (when found), ``metrics`` and
+    ``job_summary``, log the one summary line, and send the numbers to ``Stats``.
+
+    :return: the summary as pushed (masked).
+    """
+    from airflow_provider_aihc.version_compat import redact
+
+    summary = redact(summary)
+    ti = context.get("ti")
+    if push and ti is not None:
+        if outputs.found:
+            ti.xcom_push(key=XCOM_RESULT, value=redact(outputs.result))
+        ti.xcom_push(key=XCOM_METRICS, value=summary["metrics"])
+        ti.xcom_push(key=XCOM_JOB_SUMMARY, value=summary)
+    log.info("%s", summary_line(summary))
+    emit_stats(summary, context, job)
+    return summary
+
+
+def summary_line(summary: Mapping[str, Any]) -> str:
+    """The one line of the task log: GPU-hours first, then the summary as JSON."""
+    seconds = summary.get("accelerator_seconds")
+    hours = "unknown" if seconds is None else f"{seconds / 3600:.3f}"
+    return (
+        f"AIHC job {summary.get('job_id')} summary: {summary.get('status')}, "
+        f"queued {_text(summary.get('queue_seconds'))} s, ran {_text(summary.get('run_seconds'))}"
+        f" s, {hours} GPU-hours; {json.dumps(summary, sort_keys=True, default=str)}"
+    )
+
+
+def emit_stats(summary: Mapping[str, Any], context: Mapping[str, Any], job: JobInfo | None) -> None:
+    """The summary's numbers as ``Stats`` gauges (and the durations as timers), tagged
+    with the DAG, the task, the AIHC pool and the AIHC queue; missing numbers are not
+    sent.  A metrics backend that fails never fails the task."""
+    from datetime import timedelta
+
+    from airflow_provider_aihc.version_compat import stats
+
+    ti = context.get("ti")
+    tags = {
+        "dag_id": str(getattr(ti, "dag_id", "")),
+        "task_id": str(getattr(ti, "task_id", "")),
+        "pool": job.resource_pool_id if job else "",
+        "queue": job.queue if job else "",
+    }
+    try:
+        backend = stats()
+        for name in STATS_GAUGES:
+            value = summary.get(name)
+            if isinstance(value, int | float):
+                backend.gauge(f"{STATS_PREFIX}.{name}", value, tags=tags)
+        for name in ("queue_seconds", "run_seconds"):
+            value = summary.get(name)
+            if isinstance(value, int | float):
+                backend.timing(
+                    f"{STATS_PREFIX}.{name[:-8]}_duration", timedelta(seconds=value), tags=tags
+                )
+        for metric, value in (summary.get("metrics") or {}).items():
+            if isinstance(value, int | float):
+                backend.gauge(f"{STATS_PREFIX}.metric.{metric}", value, tags=tags)
+    except Exception:  # metrics are best effort
+        pass
+
+
+def _accelerators(job: JobInfo | None) -> dict[str, float | int]:
+    if job is None:
+        return {}
+    found: dict[str, float | int] = {}
+    for resource in job.resources:
+        if "gpu" in resource.name.lower():
+            found[resource.name] = found.get(resource.name, 0) + resource.quantity
+    return found
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    if start is None or end is None:
+        return None
+    return max(0.0, round((end - start).total_seconds(), 3))
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _text(value: object) -> str:
+    return "?" if value is None else f"{value:.0f}" if isinstance(value, float) else str(value)
