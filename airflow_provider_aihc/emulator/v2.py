@@ -172,6 +172,8 @@ def _batch_stop_jobs(c: Call) -> dict[str, Any]:
     items = c.fields().get("jobList")
     if not isinstance(items, list) or not items:
         raise invalid_param("jobList must be a non-empty list of {jobId}")
+    if not c.pool_id:  # the whole call is refused, not each job (BatchStopTrainingTasksV2.json)
+        raise invalid_param("resourcePoolId is required")
     queue_id = _need_queue_id(c)
     done: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
