@@ -103,7 +103,8 @@ class Backend:
         """
         with self._lock:
             pool = self._job_pool(pool_id, queue_id)
-            if pool.queue(request.queue) is None:
+            queue = pool.queue(request.queue)
+            if queue is None or (pool.serverless and queue.queue_id != request.queue):
                 raise invalid_param(
                     f"queue {request.queue!r} does not exist in resource pool {pool_id!r}"
                 )
@@ -342,7 +343,13 @@ class Backend:
             found = found or next((pq for pq in pairs if pq[1].name == queue_id), None)
             if found is None:
                 raise not_found("QueueNotFound", f"queue {queue_id!r} not found")
-            return {"queue": queue_info(*found, self._jobs.values())}
+            pool_id = found[0].pool_id
+            return {"queue": queue_info(*found, self._jobs.values()), "resourcePoolId": pool_id}
+
+    def is_managed(self, pool_id: str) -> bool:
+        """Whether the pool is a managed one (its job calls need the queue id)."""
+        with self._lock:
+            return self._pool(pool_id).serverless
 
     # ---- steering and inspection (tests, control API) ------------------------------------
 
@@ -457,9 +464,17 @@ class Backend:
         return pool
 
     def _job_pool(self, pool_id: str, queue_id: str | None) -> Pool:
+        """The pool of a job call; a managed pool's calls name a queue by its **id**
+        ("托管资源池须填入队列Id": bce-openapi-meta ``i18n/zh-CN/aihc/StopJob.json:4``;
+        bce-sdk-go ``services/aihc/resource/client.go:175-177``), never by its name."""
         pool = self._pool(pool_id)
         if pool.serverless and not queue_id:
             raise invalid_param("queueID must be set in serverless pool")
+        if pool.serverless and any(q.name == queue_id != q.queue_id for q in pool.queues):
+            raise invalid_param(
+                f"queueID must be the id of a queue of managed pool {pool_id!r} "
+                f"(aihcq-...), got {queue_id!r}"
+            )
         return pool
 
     def _job(self, pool_id: str, job_id: str, queue_id: str | None) -> Job:
@@ -468,7 +483,7 @@ class Backend:
         if job is None or job.pool_id != pool_id:
             raise not_found("JobNotFound", f"job {job_id!r} not found in {pool_id!r}")
         queue = pool.queue(job.request.queue)
-        if pool.serverless and queue is not None and not queue.answers_to(queue_id or ""):
+        if pool.serverless and queue is not None and queue.queue_id != queue_id:
             raise EmulatorError(403, "AccessDenied", "no permission to get job")
         return job
 

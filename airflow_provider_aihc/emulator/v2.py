@@ -6,19 +6,19 @@ Job actions are ``POST`` with their arguments in a JSON body (bce-python-sdk 0.9
 (:data:`ACTIONS`); handlers parse, call the same backend as v1 and return a dict, so a job
 created in one dialect is seen, stopped and deleted through the other.
 
-Documented by Baidu (docs ids in aihc-api §10, the SDK's docstrings): the actions, their
-arguments and answers below; ``queueID`` required on ``CreateJob`` and ``DescribeJob``
-(``400 InvalidParam`` when missing), and on ``DescribeJobs`` in a managed pool;
+Documented by Baidu (docs ids in aihc-api §10, the SDK's docstrings, bce-openapi-meta
+``schema/aihc/*.json``): the actions, their arguments and answers below; ``queueID``
+required on every single-job action and on ``BatchStopJobs`` (``400 InvalidParam`` when
+missing), and on ``DescribeJobs`` in a managed pool; DescribeJobLogs' numbers as strings;
+``DescribeJob`` answering ``{requestId, job}`` (the generated clients' models);
 ``pageNumber`` 1-based with ``pageSize`` 10 by default; ``chunkSize`` 1 by default;
 ``resourcePoolType`` ``common`` (self-managed) or ``dedicatedV2`` (managed).
 
-Inferred (the emulator's choice): the answers' shapes for ``BatchStopJobs`` items,
-``DescribeResourcePools``/``DescribeResourcePool``/``DescribeQueues``/``DescribeQueue``
-(the v1 items under ``resourcePools``/``resourcePool``/``queues``/``queue``, with
-``totalCount``); ``DescribeQueues`` refusing ``aihc-serverless`` (third-party); a
+Answer shapes of ``BatchStopJobs`` and of the pool and queue actions: the generated
+clients' and bce-sdk-go's models (``views_v2_pools``).  Inferred (the emulator's choice):
+``DescribeQueues`` refusing ``aihc-serverless`` (third-party); a
 ``keyword`` matching as a substring; ``status`` as one exact status; the error for an
-unknown action (``400 InvalidParam``); ``queueID`` on other single-job actions checked as
-v1 checks it (needed only in a managed pool).  ``DescribeJobPodEvents`` (the fork's name)
+unknown action (``400 InvalidParam``).  ``DescribeJobPodEvents`` (the fork's name)
 is served as ``DescribePodEvents`` (the SDK's).
 """
 
@@ -27,12 +27,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import EmulatorError, invalid_param
+from .errors import EmulatorError, invalid_param, malformed_json
 from .jobs import JobFilter
 from .pools import Pool
 from .routes import Call, Handler, Route
 from .validation import parse_create_v2
 from .views_v2 import job_item
+from .views_v2_pools import flat_pool, queue_spec
 
 MANAGED_POOL_TYPE = "dedicatedV2"
 POOL_TYPES = ("common", MANAGED_POOL_TYPE)
@@ -53,8 +54,23 @@ def _int(args: Mapping[str, Any], name: str, default: int | None) -> int | None:
         raise invalid_param(f"{name} must be an integer, got {value!r}") from None
 
 
+def _string_number(args: Mapping[str, Any], name: str, default: int | None) -> int | None:
+    """A number the definitions type ``String`` (DescribeJobLogs' ``startTime``, ``endTime``,
+    ``maxLines``, ``chunkSize``: bce-openapi-meta ``schema/aihc/DescribeJobLogs.json:36-55``).
+    A JSON number is refused as a Go server decoding into a string field refuses it."""
+    value = args.get(name)
+    if value is not None and not isinstance(value, str):
+        raise malformed_json(f"{name} must be a JSON string, got {type(value).__name__}")
+    return _int(args, name, default)
+
+
 def _time(args: Mapping[str, Any], name: str) -> float | None:
     value = _int(args, name, None)
+    return None if value is None else float(value)
+
+
+def _string_time(args: Mapping[str, Any], name: str) -> float | None:
+    value = _string_number(args, name, None)
     return None if value is None else float(value)
 
 
@@ -124,18 +140,20 @@ def _describe_job(c: Call) -> dict[str, Any]:
     args = c.fields()
     queue_id = _need_queue_id(c)
     need_detail = bool(args.get("needDetail"))
-    return c.backend.get_job(
+    item = c.backend.get_job(
         c.pool_id, _job_id(args), queue_id=queue_id, view=job_item, with_pods=need_detail
     )
+    # ``{requestId, job}``: baiducloud-go-sdk services/aihc/model_describe_job_response.go:8.
+    return {"job": item}
 
 
 def _stop_job(c: Call) -> dict[str, Any]:
-    result = c.backend.stop_job(c.pool_id, _job_id(c.fields()), queue_id=c.queue_id)
+    result = c.backend.stop_job(c.pool_id, _job_id(c.fields()), queue_id=_need_queue_id(c))
     return {"jobId": result["jobId"]}
 
 
 def _delete_job(c: Call) -> dict[str, Any]:
-    return c.backend.delete_job(c.pool_id, _job_id(c.fields()), queue_id=c.queue_id)
+    return c.backend.delete_job(c.pool_id, _job_id(c.fields()), queue_id=_need_queue_id(c))
 
 
 def _modify_job(c: Call) -> dict[str, Any]:
@@ -143,28 +161,35 @@ def _modify_job(c: Call) -> dict[str, Any]:
     if "priority" not in args:
         raise invalid_param("priority is required")
     return c.backend.update_priority(
-        c.pool_id, _job_id(args), args["priority"], queue_id=c.queue_id
+        c.pool_id, _job_id(args), args["priority"], queue_id=_need_queue_id(c)
     )
 
 
 def _batch_stop_jobs(c: Call) -> dict[str, Any]:
+    """``{result: StopBatchResult}`` whose lists hold ``JobResult{jobId, success, errorMsg}``
+    (baiducloud-go-sdk ``services/aihc/model_stop_batch_result.go:4-8``,
+    ``model_job_result.go:4-6``)."""
     items = c.fields().get("jobList")
     if not isinstance(items, list) or not items:
         raise invalid_param("jobList must be a non-empty list of {jobId}")
-    done: list[dict[str, str]] = []
-    failed: list[dict[str, str]] = []
+    if not c.pool_id:  # the whole call is refused, not each job (BatchStopTrainingTasksV2.json)
+        raise invalid_param("resourcePoolId is required")
+    queue_id = _need_queue_id(c)
+    done: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
     for item in items:
         job_id = item.get("jobId") if isinstance(item, dict) else None
         try:
-            c.backend.stop_job(c.pool_id, _job_id({"jobId": job_id}), queue_id=c.queue_id)
+            c.backend.stop_job(c.pool_id, _job_id({"jobId": job_id}), queue_id=queue_id)
         except EmulatorError as error:  # each failure is reported, not raised
-            failed.append({"jobId": str(job_id), "code": error.code, "message": error.message})
+            failed.append({"jobId": str(job_id), "success": False, "errorMsg": error.message})
         else:
-            done.append({"jobId": str(job_id)})
+            done.append({"jobId": str(job_id), "success": True})
     return {
         "result": {
             "successNum": len(done),
             "failedNum": len(failed),
+            "success": not failed,
             "successList": done,
             "failedList": failed,
         }
@@ -178,7 +203,7 @@ def _job_events(c: Call) -> dict[str, Any]:
         _job_id(args),
         start_time=_time(args, "startTime"),
         end_time=_time(args, "endTime"),
-        queue_id=c.queue_id,
+        queue_id=_need_queue_id(c),
     )
 
 
@@ -191,7 +216,7 @@ def _pod_events(c: Call) -> dict[str, Any]:
         pod_name,
         start_time=_time(args, "startTime"),
         end_time=_time(args, "endTime"),
-        queue_id=c.queue_id,
+        queue_id=_need_queue_id(c),
     )
 
 
@@ -202,18 +227,18 @@ def _job_logs(c: Call) -> dict[str, Any]:
         c.pool_id,
         _job_id(args),
         pod_name,
-        start_time=_time(args, "startTime"),
-        end_time=_time(args, "endTime"),
-        max_lines=_int(args, "maxLines", None),
-        chunk=_int(args, "chunkSize", 1) or 0,
+        start_time=_string_time(args, "startTime"),
+        end_time=_string_time(args, "endTime"),
+        max_lines=_string_number(args, "maxLines", None),
+        chunk=_string_number(args, "chunkSize", 1) or 0,
         marker=_str(args, "marker"),
-        queue_id=c.queue_id,
+        queue_id=_need_queue_id(c),
         keywords=_str(args, "keywords"),
     )
 
 
 def _job_nodes(c: Call) -> dict[str, Any]:
-    result = c.backend.job_nodes(c.pool_id, _job_id(c.fields()), queue_id=c.queue_id)
+    result = c.backend.job_nodes(c.pool_id, _job_id(c.fields()), queue_id=_need_queue_id(c))
     return {"jobId": result["jobId"], "nodes": result["nodeName"]}
 
 
@@ -238,11 +263,14 @@ def _describe_pools(c: Call) -> dict[str, Any]:
         page_size=c.int_param("pageSize", 10),
         where=wanted,
     )
-    return {"totalCount": page["totalCount"], "resourcePools": page["resourcePools"]}
+    pools = [flat_pool(p, pool_type) for p in page["resourcePools"]]
+    return {"totalCount": page["totalCount"], "resourcePools": pools}
 
 
 def _describe_pool(c: Call) -> dict[str, Any]:
-    return c.backend.get_pool(c.pool_id)
+    pool = c.backend.get_pool(c.pool_id)["resourcePool"]
+    managed = c.backend.is_managed(c.pool_id or "")
+    return flat_pool(pool, MANAGED_POOL_TYPE if managed else "common")
 
 
 def _describe_queues(c: Call) -> dict[str, Any]:
@@ -253,14 +281,16 @@ def _describe_queues(c: Call) -> dict[str, Any]:
         page_no=c.int_param("pageNumber", 1),
         page_size=c.int_param("pageSize", 10),
     )
-    return {"totalCount": page["total"], "queues": page["queues"]}
+    queues = [queue_spec(q, c.pool_id or "") for q in page["queues"]]
+    return {"totalCount": page["total"], "queues": queues}
 
 
 def _describe_queue(c: Call) -> dict[str, Any]:
     queue_id = c.query.get("queueId")
     if not queue_id:
         raise invalid_param("queueId is required")
-    return c.backend.find_queue(queue_id)
+    found = c.backend.find_queue(queue_id)
+    return queue_spec(found["queue"], found["resourcePoolId"])
 
 
 def _job_action(action: str, operation: str, handler: Handler) -> Route:

@@ -102,6 +102,9 @@ def parse_create_v2(body: object, queue_id: str | None) -> JobRequest:
     job_type = _optional(body, "jobType", str, "jobType") or "PyTorchJob"
     if job_type not in JOB_TYPES_V2:
         raise invalid_param(f"jobType must be one of {', '.join(JOB_TYPES_V2)}, got {job_type!r}")
+    # bce-openapi-meta marks ``queue`` required (schema/aihc/CreateJob.json:24-29), but
+    # bce-python-sdk 0.9.79 never sends it (modules/job/job_client.py, CreateJob's body):
+    # what an official client sends is accepted; when given it must equal queueID.
     queue = _optional(body, "queue", str, "queue")
     if queue and queue != queue_id:
         raise invalid_param(f"queue {queue!r} must be the same as queueID {queue_id!r}")
@@ -117,7 +120,7 @@ def parse_create_v2(body: object, queue_id: str | None) -> JobRequest:
         image=_required_str(spec, "image", "jobSpec.image"),
         command=command,
         replicas=_v2_replicas(body, job_type),
-        resources=_objects(spec, "resources", "jobSpec.resources"),
+        resources=_whole_quantities(_objects(spec, "resources", "jobSpec.resources")),
         envs=_objects(spec, "envs", "jobSpec.envs"),
         labels=_labels(body),
         body=body,
@@ -135,6 +138,12 @@ def _v2_spec(body: dict[str, Any], job_type: str) -> dict[str, Any]:
         raise invalid_param("jobSpec is required")
     if not isinstance(spec, dict):
         raise malformed_json("jobSpec must be an object")
+    if job_type == "RayJob":
+        # "若 jobType=RayJob：传递Map结构（Key必须包含Head…）":
+        # bce-openapi-meta i18n/zh-CN/aihc/CreateJob.json:8.
+        if not isinstance(spec.get("Head"), dict):
+            raise invalid_param("a RayJob's jobSpec maps roles to specs and must contain Head")
+        return dict(spec["Head"])
     if job_type != "TFJob":
         return spec
     roles = [role for role in spec if role in TF_ROLES]
@@ -148,9 +157,22 @@ def _v2_spec(body: dict[str, Any], job_type: str) -> dict[str, Any]:
 
 def _v2_replicas(body: dict[str, Any], job_type: str) -> int:
     spec = body["jobSpec"]
-    if job_type != "TFJob":
+    if job_type not in ("TFJob", "RayJob"):
         return _replicas(spec)
-    return sum(_replicas(role_spec) for role_spec in spec.values())
+    return sum(_replicas(role_spec) for role_spec in spec.values() if isinstance(role_spec, dict))
+
+
+def _whole_quantities(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """v2 quantities are Integers (bce-openapi-meta schema/aihc/CreateJob.json:78-79;
+    baiducloud-go-sdk services/aihc/model_resource.go:5 ``*int32``): a fraction or a
+    string fails to decode, as it would in the Go server."""
+    for resource in resources:
+        quantity = resource.get("quantity")
+        if quantity is not None and (isinstance(quantity, bool) or not isinstance(quantity, int)):
+            raise malformed_json(
+                f"jobSpec.resources[].quantity must be an integer, got {quantity!r}"
+            )
+    return resources
 
 
 def _check_v2_extras(body: dict[str, Any]) -> None:

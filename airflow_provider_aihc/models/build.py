@@ -135,7 +135,7 @@ def build_create_request(
     :param tensorboard_config: ``{enableTensorboard, logPath}`` (``tensorboardConfig``).
     :param alert_config: alert rule (``alertConfig``).
     :param retention_period: how long AIHC keeps the ended job, e.g. ``1d``
-        (``retentionPeriod``, v2 only).
+        (``retentionPeriod``, both dialects).
     :param default_name: the name to use when neither ``name`` nor ``body`` gives one (the
         operator's deterministic per-task-instance name).
     :raises AIHCValidationError: listing every problem as ``(field, problem)``.

@@ -38,6 +38,7 @@ from airflow_provider_aihc.models._base import (
     to_number,
     wrap_single,
 )
+from airflow_provider_aihc.models.create_extras import AdvancedSettings, CodeSource
 
 __all__ = [
     "BCCL_GPUS_PER_REPLICA",
@@ -45,7 +46,9 @@ __all__ = [
     "MAX_COUNT",
     "NAME_MAX_LENGTH",
     "PRIORITIES",
+    "AdvancedSettings",
     "AlertConfig",
+    "CodeSource",
     "CreateJobRequest",
     "Datasource",
     "DatasourceOptions",
@@ -213,6 +216,8 @@ class Datasource(_RequestModel):
 
     type: NonEmptyStr
     """Source type: ``pfs`` (documented), ``emptydir``, ``hostpath``, ``dataset``, ..."""
+    id: str | None = None
+    """A ``dataset`` source's id (v1 only: bce-sdk-go ``aiJob.go:84-85``)."""
     name: str | None = None
     """For ``pfs`` the PFS instance id (``pfs-7xWeAt``); for ``emptydir`` a volume name."""
     mount_path: Annotated[str, AfterValidator(_absolute)]
@@ -344,7 +349,20 @@ class CreateJobRequest(_RequestModel):
     alert_config: AlertConfig | None = None
     """Alert rule created with the job."""
     retention_period: Annotated[str | None, AfterValidator(_check_retention)] = None
-    """How long AIHC keeps the ended job, e.g. ``1d`` (v2 only: ``retentionPeriod``)."""
+    """How long AIHC keeps the ended job, e.g. ``1d`` (``retentionPeriod``; both dialects:
+    bce-sdk-go ``aiJob.go:183``, bce-openapi-meta ``CreateJob.json:240``)."""
+    running_timeout_stop_time_unit: Annotated[str | None, AfterValidator(_check_retention)] = None
+    """The longest the job may run before AIHC stops it, e.g. ``12h`` (v1 only)."""
+    code_source: CodeSource | None = None
+    """Code mounted into the job (v1 only)."""
+    log_collection_file_patterns: list[str] | None = None
+    """Files whose lines AIHC collects as the job's log (v1 only)."""
+    required_node_affinity: list[str] | None = None
+    """Nodes the job must run on (v1 only)."""
+    preferred_node_affinity: list[str] | None = None
+    """Nodes the job prefers to run on (v1 only)."""
+    advanced_settings: AdvancedSettings | None = None
+    """A RayJob's runtime environment and submitter retries (v2 only)."""
 
     @field_validator("labels")
     @classmethod

@@ -60,7 +60,9 @@ def create(sdk: AihcClient, name: str, **fields: Any) -> str:
 
 
 def describe(sdk: AihcClient, job_id: str, **fields: Any) -> Any:
-    return sdk.DescribeJob(resourcePoolId=POOL, queueID="default", jobId=job_id, **fields)
+    """The JobItem of a DescribeJob answer (``{requestId, job}``, as Baidu's generated
+    clients read it: baiducloud-go-sdk services/aihc/model_describe_job_response.go:8)."""
+    return sdk.DescribeJob(resourcePoolId=POOL, queueID="default", jobId=job_id, **fields).job
 
 
 def server_error(call: Any) -> BceServerError:
@@ -76,18 +78,17 @@ def test_create_then_describe_flat(sdk: AihcClient, server: EmulatorServer) -> N
     job_id = create(sdk, "sdk-train", labels=[{"key": "team", "value": "llm"}])
     assert job_id.startswith("job-")
     job = describe(sdk, job_id)
-    assert (job.jobId, job.name, job.jobType, job.status) == (
+    assert (job.jobid, job.name, job.jobType, job.status) == (
         job_id,
         "sdk-train",
         "PyTorchJob",
         "Created",
     )
-    assert job.command == "python train.py"
-    assert job.jobSpec.replicas == 2
+    assert job.Job.replicas == 2  # the spec under ``Job``: model_job_item.go:11
     assert {"key": "team", "value": "llm"} in [vars(label) for label in job.labels]
     assert "pods" not in vars(job)
     detailed = describe(sdk, job_id, needDetail=True)
-    assert [vars(pod.objectMeta)["name"] for pod in detailed.pods] == [
+    assert [pod.name for pod in detailed.pods] == [  # flat pods: model_pod.go:4-14
         "sdk-train-master-0",
         "sdk-train-worker-0",
     ]
@@ -107,7 +108,7 @@ def test_one_backend_serves_both_dialects(sdk: AihcClient, client: Client) -> No
         "PyTorchJob",
         "default",
     )
-    assert seen_by_v2.command == job_body("made-in-v1")["jobSpec"]["command"]
+    assert seen_by_v2.Job.image == job_body("made-in-v1")["jobSpec"]["image"]
     sdk.StopJob(resourcePoolId=POOL, queueID="default", jobId=from_v1)
     assert client.status(from_v1) == "ManualTermination"
     client.ok("DELETE", f"/api/v1/aijobs/{from_v2}", {"resourcePoolId": POOL})
@@ -123,7 +124,7 @@ def test_describe_jobs_filters_and_pages(sdk: AihcClient, client: Client) -> Non
     assert listed.totalCount == 4
     assert [job.name for job in listed.jobs] == ["other", "sweep-c", "sweep-b", "sweep-a"]
     scheduled = sdk.DescribeJobs(resourcePoolId=POOL, status="Scheduled")
-    assert [job.jobId for job in scheduled.jobs] == [ids["sweep-a"]]
+    assert [job.jobid for job in scheduled.jobs] == [ids["sweep-a"]]
     named = sdk.DescribeJobs(resourcePoolId=POOL, keywordType="name", keyword="sweep")
     assert named.totalCount == 3
     pages = [
@@ -179,7 +180,7 @@ def test_logs_page_with_markers(sdk: AihcClient, running_server: EmulatorServer)
             queueID="default",
             jobId=job_id,
             podName=pod,
-            maxLines=5,
+            maxLines="5",  # a String: bce-openapi-meta schema/aihc/DescribeJobLogs.json:48-53
             marker=marker,
         )
         lines += page.logs
@@ -193,7 +194,7 @@ def test_logs_page_with_markers(sdk: AihcClient, running_server: EmulatorServer)
     assert found.logs
     assert all("NCCL" in line for line in found.logs)
     chunked = client.DescribeJobLogs(
-        resourcePoolId=POOL, queueID="default", jobId=job_id, podName=pod, marker="", chunkSize=4
+        resourcePoolId=POOL, queueID="default", jobId=job_id, podName=pod, marker="", chunkSize="4"
     )
     assert chunked.logs[0].split("\n") == whole.logs[:4]
 
@@ -218,20 +219,23 @@ def test_stop_modify_delete(sdk: AihcClient, server: EmulatorServer) -> None:
 
 
 def test_resource_pools_and_queues(sdk: AihcClient) -> None:
+    # Flat pools and queues: bce-sdk-go services/aihc/v2/api/resourcepool.go:92-136,
+    # queue.go:35-89.
     common = sdk.DescribeResourcePools(resourcePoolType="common")
-    assert [vars(p.metadata)["id"] for p in common.resourcePools] == [POOL]
+    assert [p.resourcePoolId for p in common.resourcePools] == [POOL]
     managed = sdk.DescribeResourcePools(resourcePoolType="dedicatedV2")
-    assert [vars(p.metadata)["id"] for p in managed.resourcePools] == [SERVERLESS]
+    assert [p.resourcePoolId for p in managed.resourcePools] == [SERVERLESS]
     none = sdk.DescribeResourcePools(
         resourcePoolType="common", keywordType="resourcePoolId", keyword="nope"
     )
     assert none.totalCount == 0
     pool = sdk.DescribeResourcePool(resourcePoolId=POOL)
-    assert vars(pool.resourcePool.metadata)["id"] == POOL
+    assert (pool.resourcePoolId, pool.type, pool.phase) == (POOL, "common", "running")
     queues = sdk.DescribeQueues(resourcePoolId=POOL)
-    assert [q.name for q in queues.queues] == ["default", "research"]
+    assert [q.queueName for q in queues.queues] == ["default", "research"]
     queue = sdk.DescribeQueue(queueId=SERVERLESS_QUEUE)
-    assert queue.queue.queueId == SERVERLESS_QUEUE
+    assert (queue.queueId, queue.queueName) == (SERVERLESS_QUEUE, "default")
+    assert queue.capability.milliCPUcores.isdigit()  # ResourceAmount strings
     error = server_error(lambda: sdk.DescribeResourcePools(resourcePoolType="gpu"))
     assert (error.status_code, error.code) == (400, "InvalidParam")
     assert "resourcePoolType" in str(error)
@@ -274,8 +278,8 @@ def test_create_with_v2_additions(sdk: AihcClient, client: Client) -> None:
         alertConfig={"alertName": "hang"},
     )
     job = describe(sdk, job_id)
-    assert (job.jobType, job.retentionPeriod) == ("TFJob", "1d")
-    assert vars(job.tensorboardConfig) == {"enable": True, "logPath": "/mnt/tb"}
+    assert job.jobType == "TFJob"
+    assert set(vars(job.Job)) == {"Chief", "Worker"}  # the role map, as it was sent
     assert client.get(job_id)["replicas"] == 3
 
 
@@ -284,9 +288,9 @@ def test_managed_pool_needs_the_queue_id(sdk: AihcClient) -> None:
     error = server_error(lambda: sdk.DescribeJobs(resourcePoolId=SERVERLESS))
     assert (error.status_code, error.code) == (400, "InvalidParam")
     listed = sdk.DescribeJobs(resourcePoolId=SERVERLESS, queue=SERVERLESS_QUEUE)
-    assert [job.jobId for job in listed.jobs] == [job_id]
+    assert [job.jobid for job in listed.jobs] == [job_id]
     job = sdk.DescribeJob(resourcePoolId=SERVERLESS, queueID=SERVERLESS_QUEUE, jobId=job_id)
-    assert job.queueId == SERVERLESS_QUEUE
+    assert job.job.queue == SERVERLESS_QUEUE
     wrong = server_error(
         lambda: sdk.DescribeJob(resourcePoolId=SERVERLESS, queueID="aihcq-other", jobId=job_id)
     )
@@ -308,8 +312,11 @@ def test_batch_stop_jobs_reports_each_job(sdk: AihcClient, client: Client) -> No
     assert response.status_code == 200, response.text
     result = response.json()["result"]
     assert (result["successNum"], result["failedNum"]) == (2, 1)
-    assert result["successList"] == [{"jobId": first}, {"jobId": second}]
+    ok = {"success": True}  # JobResult: baiducloud-go-sdk services/aihc/model_job_result.go
+    assert result["successList"] == [{"jobId": first, **ok}, {"jobId": second, **ok}]
     assert result["failedList"][0]["jobId"] == "job-missing"
+    assert result["failedList"][0]["success"] is False
+    assert result["success"] is False
     assert describe(sdk, second).status == "ManualTermination"
 
 
@@ -336,7 +343,7 @@ def test_faults_hit_the_operation_in_either_dialect(
     error = server_error(lambda: describe(sdk, job_id))
     assert (error.status_code, error.code) == (503, "ServiceUnavailable")
     assert server.backend.count("GetJob", 503) == 1
-    assert describe(sdk, job_id).jobId == job_id
+    assert describe(sdk, job_id).jobid == job_id
 
 
 def test_describe_job_needs_the_queue_id(sdk: AihcClient) -> None:

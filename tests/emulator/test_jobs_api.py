@@ -166,7 +166,9 @@ def test_name_clash_in_the_same_pool_is_rejected(client: Client) -> None:
     assert response.json()["code"] == "JobAlreadyExists"
     assert "same-name" in response.json()["message"]
     serverless = {"resourcePoolId": "aihc-serverless", "queueID": "aihcq-emulator0"}
-    other_pool = client.request("POST", JOBS, serverless, job_body("same-name"))
+    # A managed pool's job names its queue by id (bce-sdk-go resource/client.go:232-235).
+    body = job_body("same-name", queue="aihcq-emulator0")
+    other_pool = client.request("POST", JOBS, serverless, body)
     assert other_pool.status_code == 200
 
 
@@ -243,6 +245,13 @@ def test_serverless_pool_needs_a_queue_id(client: Client) -> None:
     wrong = client.request("GET", f"{JOBS}/{job_id}", {**pool, "queueID": "aihcq-other"})
     assert (wrong.status_code, wrong.json()["code"]) == (403, "AccessDenied")
     assert client.request("GET", JOBS, pool).status_code == 400
+    # The queue's name where its id is wanted (fidelity S3-4: the queue is ``default`` by
+    # name, ``aihcq-emulator0`` by id), on a call and on a create.
+    by_name = client.request("GET", f"{JOBS}/{job_id}", {**pool, "queueID": "default"})
+    assert (by_name.status_code, by_name.json()["code"]) == (400, "InvalidParam")
+    assert "id of a queue" in by_name.json()["message"]
+    named = client.request("POST", JOBS, with_queue, job_body("by-name", queue="default"))
+    assert named.status_code == 400
 
 
 def test_a_job_of_another_pool_is_not_found(client: Client) -> None:

@@ -64,6 +64,30 @@ class Dialect(Protocol):
         ...
 
 
+#: Create fields only v1 defines (bce-sdk-go ``services/aihc/api/v1/aiJob.go:172-182``), by
+#: wire name with the operator's or model's name.
+V1_ONLY_FIELDS = (
+    ("codeSource", "code_source"),
+    ("logCollectionFilePatterns", "log_collection_file_patterns"),
+    ("requiredNodeAffinity", "required_node_affinity"),
+    ("preferredNodeAffinity", "preferred_node_affinity"),
+    ("runningTimeoutStopTimeUnit", "running_timeout_stop_time_unit"),
+)
+#: Create fields only v2 defines (bce-openapi-meta ``schema/aihc/CreateJob.json:246-261``).
+V2_ONLY_FIELDS = (("advancedSettings", "advanced_settings"),)
+
+
+def other_dialects_fields(
+    body: Mapping[str, Any], fields: tuple[tuple[str, str], ...], needs: str
+) -> list[tuple[str, str]]:
+    """A problem for each of ``fields`` set in ``body``: it needs api_version ``needs``."""
+    return [
+        (f"{wire} ({name})", f"needs the connection's api_version {needs}")
+        for wire, name in fields
+        if body.get(wire) is not None
+    ]
+
+
 def dialect_for(api_version: str) -> Dialect:
     """The dialect of a connection's ``api_version`` (``v1`` or ``v2``)."""
     if api_version == "v2":

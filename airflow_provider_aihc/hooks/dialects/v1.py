@@ -12,7 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
-from airflow_provider_aihc.hooks.dialects import LIST_FILTERS, check_path_id
+from airflow_provider_aihc.hooks.dialects import (
+    LIST_FILTERS,
+    V2_ONLY_FIELDS,
+    check_path_id,
+    other_dialects_fields,
+)
 
 #: Pools whose job calls also need ``queueID`` (bce-sdk-go ``SERVERLESS_CLUSTER``/``BHCMP``).
 QUEUE_ID_POOLS = frozenset({"aihc-serverless", "aihc-bhcmp"})
@@ -51,7 +56,7 @@ class V1Dialect:
         return result
 
     def create_problems(self, body: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """What only v2 can say: other job types, ``retentionPeriod``."""
+        """What only v2 can say: other job types, ``advancedSettings``."""
         problems = []
         framework = body.get("jobFramework", "PyTorchJob")
         if framework not in V1_FRAMEWORKS:
@@ -62,10 +67,7 @@ class V1Dialect:
                     f"api_version v1 takes {' or '.join(V1_FRAMEWORKS)}",
                 )
             )
-        if body.get("retentionPeriod") is not None:
-            problems.append(
-                ("retentionPeriod (retention_period)", "needs the connection's api_version v2")
-            )
+        problems += other_dialects_fields(body, V2_ONLY_FIELDS, "v2")
         return problems
 
 

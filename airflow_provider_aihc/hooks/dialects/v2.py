@@ -2,13 +2,15 @@
 
 Job actions: ``POST /?action=<Action>&resourcePoolId=<pool>&queueID=<queue>``, arguments in
 a JSON body, header ``X-API-Version: v2``.  Pool and queue actions: ``GET /?action=…`` with
-query arguments and header ``version: v2``.  Answers are flat (``{requestId, jobId, …}``);
-they are turned back into the v1 forms the models read (``jobType`` → ``jobFramework``,
-``jobSpec.*`` → top level, ``pods`` → ``podList``, ``totalCount`` → ``total``).
+query arguments and header ``version: v2``.  Answers are flat (``{requestId, jobId, …}``,
+flat pods); they are turned back into the v1 forms the models read (``jobType`` →
+``jobFramework``, ``Job.*``/``jobSpec.*`` → top level, ``pods`` → ``podList`` in the v1 pod
+form, ``totalCount`` → ``total``).
 
 The create body moves ``command`` to the top level and ``jobFramework`` to ``jobType``,
 and names the queue twice: ``queue`` in the body and ``queueID`` in the query (the docs:
-"保持和queueID一致即可").  Inferred, not documented: a TFJob is sent as one ``Worker`` role
+"保持和queueID一致即可").  A RayJob's spec is a role map holding ``Head`` (documented);
+inferred, not documented: a TFJob is sent as one ``Worker`` role
 (``jobSpec: {"Worker": spec}``); single-job actions send ``queueID`` as given, else
 ``default`` (the self-managed pools' default queue: v2 wants a queueID on them and a job
 id alone does not name its queue; a job in another queue of a self-managed pool needs
@@ -26,16 +28,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
-from airflow_provider_aihc.hooks.dialects import LIST_FILTERS, check_path_id
+from airflow_provider_aihc.hooks.dialects import (
+    LIST_FILTERS,
+    V1_ONLY_FIELDS,
+    check_path_id,
+    other_dialects_fields,
+)
 from airflow_provider_aihc.hooks.dialects.v1 import encode
+from airflow_provider_aihc.hooks.dialects.v2_answers import job_info, v1_pool, v1_queue
 
 JOB_HEADERS = (("X-API-Version", "v2"),)
 POOL_HEADERS = (("version", "v2"),)
 #: ``queueID`` of a single-job action when the caller names no queue (inferred).
 DEFAULT_QUEUE_ID = "default"
 POOL_TYPE = "common"
-#: v1 JobInfo fields a v2 JobItem keeps inside ``jobSpec``.
-_SPEC_FIELDS = ("image", "replicas", "resources", "envs", "enableRDMA", "hostNetwork", "privileged")
 
 
 @dataclass(frozen=True)
@@ -78,11 +84,16 @@ def _list_jobs(a: Args) -> dict[str, Any]:
 
 
 def _logs(a: Args) -> dict[str, Any]:
+    # Every argument is a String (bce-openapi-meta schema/aihc/DescribeJobLogs.json:36-67).
+    # An empty marker is still sent: META says the first request sends none ("第一次请求不写
+    # marker 参数", i18n/zh-CN/aihc/DescribeJobLogs.json:12), but what a request without one
+    # returns (the first lines, or the newest as the aihc CLI's --tail reads it) is not
+    # defined anywhere; the emulator takes "" as "from the first line" (fidelity S3-20).
     return a.job(
         podName=a.path["pod_name"],
-        startTime=a.number("startTime"),
-        endTime=a.number("endTime"),
-        maxLines=a.number("maxLines"),
+        startTime=a.params.get("startTime") or None,
+        endTime=a.params.get("endTime") or None,
+        maxLines=a.params.get("maxLines") or None,
         marker=a.params.get("marker"),
     )
 
@@ -167,20 +178,55 @@ class V2Dialect:
             total = result.get("totalCount", result.get("total", 0))
             return {"total": total, "jobs": [job_info(j) for j in jobs if isinstance(j, dict)]}
         if endpoint.operation == "ListQueues":
-            return {"total": result.get("totalCount", 0), "queues": result.get("queues") or []}
+            queues = [v1_queue(q) for q in result.get("queues") or [] if isinstance(q, dict)]
+            return {"total": result.get("totalCount", 0), "queues": queues}
+        if endpoint.operation == "GetQueue":
+            return v1_queue(result)
+        if endpoint.operation == "ListResourcePools":
+            pools = result.get("resourcePools") or []
+            items = [v1_pool(p) for p in pools if isinstance(p, dict)]
+            return {**result, "resourcePools": items}
+        if endpoint.operation == "GetResourcePool":
+            return v1_pool(result)
         return result
 
     def create_problems(self, body: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """What only v1 can say: ``faultToleranceConfig`` (v2 takes ``faultToleranceArgs``)."""
+        """What only v1 can say: ``faultToleranceConfig`` (v2 takes ``faultToleranceArgs``),
+        the v1-only fields, a datasource by ``id``, and fractional quantities (v2's
+        ``quantity`` is an Integer: bce-openapi-meta ``schema/aihc/CreateJob.json:78-79``;
+        v1's a float)."""
+        problems: list[tuple[str, str]] = []
         if body.get("faultToleranceConfig") is not None:
-            return [
+            problems.append(
                 (
                     "faultToleranceConfig (fault_tolerance_config)",
                     "api_version v2 has no faultToleranceConfig; give faultToleranceArgs "
                     "(--flag=value text) in body, or use api_version v1",
                 )
-            ]
-        return []
+            )
+        problems += other_dialects_fields(body, V1_ONLY_FIELDS, "v1")
+        for index, source in enumerate(body.get("datasources") or ()):
+            if isinstance(source, Mapping) and source.get("id") is not None:
+                problems.append(
+                    (
+                        f"datasources[{index}].id (datasources)",
+                        "needs the connection's api_version v1 (v2 datasources have no id); "
+                        "name the dataset instead",
+                    )
+                )
+        spec = body.get("jobSpec")
+        resources = spec.get("resources") if isinstance(spec, Mapping) else None
+        for index, resource in enumerate(resources or ()):
+            quantity = resource.get("quantity") if isinstance(resource, Mapping) else None
+            if isinstance(quantity, float) and not quantity.is_integer():
+                problems.append(
+                    (
+                        f"jobSpec.resources[{index}].quantity (job_resources)",
+                        f"api_version v2 takes whole quantities only, got {quantity!r}; "
+                        "round it, or use api_version v1 (which takes fractions)",
+                    )
+                )
+        return problems
 
 
 def _queue_id(
@@ -200,7 +246,7 @@ def create_body(v1_body: Mapping[str, Any]) -> dict[str, Any]:
     job_type = body.pop("jobFramework", "PyTorchJob")
     body["command"] = spec.pop("command", None)
     body["jobType"] = job_type
-    body["jobSpec"] = {"Worker": spec} if job_type == "TFJob" else spec
+    body["jobSpec"] = _roles(job_type, spec)
     board = body.get("tensorboardConfig")
     if isinstance(board, dict) and "enableTensorboard" in board:
         board = dict(board)
@@ -209,40 +255,30 @@ def create_body(v1_body: Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
-def job_info(item: Mapping[str, Any]) -> dict[str, Any]:
-    """A v2 JobItem in v1 JobInfo form (fields v1 reads at the top level or in podList)."""
-    info = dict(item)
-    info.setdefault("jobId", item.get("jobid", ""))
-    info.setdefault("jobFramework", item.get("jobType", ""))
-    spec = item.get("jobSpec")
-    if isinstance(spec, dict) and item.get("jobType") == "TFJob":
-        spec = next((s for s in spec.values() if isinstance(s, dict)), {})
-    if isinstance(spec, dict):
-        info.update({k: spec[k] for k in _SPEC_FIELDS if k in spec and k not in item})
-    pods = item.get("pods")
-    if isinstance(pods, list):
-        info["podList"] = {"listMeta": {"totalItems": len(pods)}, "pods": pods}
-    info.update(
-        {k: v for k, v in _timeline_times(item.get("jobTimeLine")).items() if k not in item}
-    )
-    return info
+def _roles(job_type: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """A role map for the job types that take one, else the spec; whole quantities.
+
+    A RayJob's ``jobSpec`` maps roles to specs and must hold ``Head`` ("若 jobType=RayJob：
+    传递Map结构（Key必须包含Head…）", bce-openapi-meta ``i18n/zh-CN/aihc/CreateJob.json:8``);
+    the one spec the operator builds is the head's.  A TFJob is sent as one ``Worker``
+    role (inferred).  A spec that already is a role map (from ``body``) is kept.
+    """
+    resources = spec.get("resources")
+    if isinstance(resources, list):
+        spec["resources"] = [_whole(r) for r in resources]
+    if job_type == "TFJob":
+        return {"Worker": spec}
+    if job_type == "RayJob":
+        return spec if "Head" in spec else {"Head": spec}
+    return spec
 
 
-def _timeline_times(timeline: object) -> dict[str, Any]:
-    """``runningAt``/``scheduledAt`` from a JobItem's ``jobTimeLine`` (aihc-gen
-    ``models/job_item.py``: ``[{conditionType, conditionMessage, time}]``), which v2 has in
-    place of v1's fields.  That ``conditionType`` holds the status names (``Running``) is
-    inferred: no source lists its values; the first entry of each wins."""
-    times: dict[str, Any] = {}
-    for entry in timeline if isinstance(timeline, list) else []:
-        if not isinstance(entry, dict):
-            continue
-        key = {"running": "runningAt", "scheduled": "scheduledAt"}.get(
-            str(entry.get("conditionType", "")).lower()
-        )
-        if key and entry.get("time") and key not in times:
-            times[key] = entry["time"]
-    return times
+def _whole(resource: Any) -> Any:
+    """``quantity`` ``2.0`` as ``2`` (create_problems refuses real fractions)."""
+    quantity = resource.get("quantity") if isinstance(resource, dict) else None
+    if isinstance(quantity, float) and quantity.is_integer():
+        return {**resource, "quantity": int(quantity)}
+    return resource
 
 
 V2 = V2Dialect()

@@ -106,12 +106,35 @@ def test_job_items_read_as_job_info() -> None:
 def test_what_each_dialect_cannot_say() -> None:
     assert V1.create_problems(BODY) == []
     assert V2.create_problems(BODY) == []
-    v1 = V1.create_problems({**BODY, "jobFramework": "RayJob", "retentionPeriod": "1d"})
+    # retentionPeriod is in both (bce-sdk-go aiJob.go:183; bce-openapi-meta CreateJob.json:240)
+    assert V1.create_problems({**BODY, "retentionPeriod": "1d"}) == []
+    v1 = V1.create_problems(
+        {**BODY, "jobFramework": "RayJob", "advancedSettings": {"runtimeEnv": "{}"}}
+    )
     assert [field for field, _ in v1] == [
         "jobFramework (job_framework)",
-        "retentionPeriod (retention_period)",
+        "advancedSettings (advanced_settings)",
     ]
     assert all("api_version v2" in problem for _, problem in v1)
     v2 = V2.create_problems({**BODY, "faultToleranceConfig": {"faultToleranceLimit": 2}})
     assert [field for field, _ in v2] == ["faultToleranceConfig (fault_tolerance_config)"]
     assert "api_version v2" in v2[0][1]
+    v1_only = {
+        "codeSource": {"filePath": "/code"},
+        "logCollectionFilePatterns": ["/var/log/*.log"],
+        "requiredNodeAffinity": ["node-1"],
+        "preferredNodeAffinity": ["node-2"],
+        "runningTimeoutStopTimeUnit": "12h",
+        "datasources": [{"type": "dataset", "id": "ds-42", "mountPath": "/mnt/ds"}],
+    }
+    v2 = V2.create_problems({**BODY, **v1_only})
+    assert [field for field, _ in v2] == [
+        "codeSource (code_source)",
+        "logCollectionFilePatterns (log_collection_file_patterns)",
+        "requiredNodeAffinity (required_node_affinity)",
+        "preferredNodeAffinity (preferred_node_affinity)",
+        "runningTimeoutStopTimeUnit (running_timeout_stop_time_unit)",
+        "datasources[0].id (datasources)",
+    ]
+    assert all("api_version v1" in problem for _, problem in v2)
+    assert V1.create_problems({**BODY, **v1_only}) == []

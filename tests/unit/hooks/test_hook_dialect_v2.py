@@ -66,10 +66,11 @@ def test_reads_give_the_same_typed_results(v2: AIHCHook, aihc_emulator: Emulator
         "PyTorchJob",
         "Created",
     )
+    # A v2 JobItem carries no command (baiducloud-go-sdk services/aihc/model_job_item.go).
     assert (job.image, job.replicas, job.command) == (
         "registry.baidubce.com/aihc-aiak/aiak-megatron:latest",
         2,
-        "python pretrain_gpt.py",
+        "",
     )
     assert job.pod_list is not None
     assert [pod.object_meta.name for pod in job.pod_list.pods] == [
@@ -124,9 +125,16 @@ def test_stop_delete_priority_events_logs(v2: AIHCHook, aihc_emulator: EmulatorS
 def test_pools_and_queues(v2: AIHCHook, aihc_emulator: EmulatorServer, wire: Spy) -> None:
     sent = wire(v2)
     assert [p.metadata.id for p in v2.list_resource_pools()] == [POOL]
-    assert v2.get_resource_pool().metadata.id == POOL
+    pool = v2.get_resource_pool()  # answered flat (S2-3), read into the same model
+    assert (pool.metadata.id, pool.status.phase, pool.spec.region) == (
+        POOL,
+        "running",
+        "cn-beijing",
+    )
     assert [q.name for q in v2.list_queues()] == ["default", "research"]
-    assert v2.get_queue("research").name == "research"
+    research = v2.get_queue("research")  # a QueueSpec (S2-4): queueName, ResourceAmounts
+    assert (research.name, research.state) == ("research", "Open")
+    assert research.capability["cpu"] == 1024
     assert v2.test_connection()[0] is True
     assert {request.method for request in sent} == {"GET"}
     assert all(request.headers["version"] == "v2" for request in sent)

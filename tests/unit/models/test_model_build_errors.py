@@ -97,7 +97,7 @@ RULES: list[tuple[Any, dict[str, Any], str, list[str]]] = [
      ["required"]),
     (None, {"datasources": [{"type": "pfs", "mountPath": "/m", "mount": "/x"}]},
      "datasources[0].mount (datasources)",
-     ["unknown field", "allowed: type, name, mountPath, sourcePath, options"]),
+     ["unknown field", "allowed: type, id, name, mountPath, sourcePath, options"]),
     # booleans
     (None, {"enable_rdma": "maybe"}, "jobSpec.enableRDMA (enable_rdma)",
      ["must be a boolean", "true/false", "'maybe'"]),
