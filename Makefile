@@ -118,4 +118,3 @@ $(DEPLOY_PY).stamp: constraints/airflow-$(AF3)-py3.11.txt deploy/constraints.txt
 		-c constraints/airflow-$(AF3)-py3.11.txt -c deploy/constraints.txt "apache-airflow==$(AF3)" \
 		apache-airflow-providers-celery psycopg2-binary asyncpg redis playwright -e .
 	touch $@
--include mk/*.mk

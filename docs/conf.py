@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
@@ -65,11 +64,6 @@ nitpick_ignore_regex = [
 # links one of them. Missing references still fail the build (nitpicky, ``ref.class`` …).
 suppress_warnings = ["myst.xref_ambiguous", "ref.python"]
 
-#: Pages other work adds (docs/security.md, docs/results.md): listed in the index's last
-#: toctree, in place of ``LATER_PAGES``, as soon as they exist.
-LATER_PAGES = ("security", "results")
-
-
 def _write_api_pages() -> None:
     """One page per public module under ``api/``; stale pages of removed modules go."""
     out = DOCS / "api"
@@ -87,15 +81,3 @@ def _write_api_pages() -> None:
 
 
 _write_api_pages()
-
-
-def _later_pages(app: object, docname: str, source: list[str]) -> None:
-    if docname == "index":
-        present = [name for name in LATER_PAGES if (DOCS / f"{name}.md").exists()]
-        source[0] = source[0].replace("LATER_PAGES", "\n".join(present))
-
-
-def setup(app: Any) -> None:
-    app.connect("source-read", _later_pages)
-    # the index is read again on every build, so a page added since the last one is listed
-    app.connect("env-get-outdated", lambda app, env, added, changed, removed: ["index"])

@@ -11,7 +11,8 @@ the latter never runs for a mapped task.  So the operator overrides the former a
 * registers with Airflow's secrets masker, before the rendered fields are stored
   (Rendered Templates) or anything logs them, every registry password and every env value
   whose name looks secret (Airflow's sensitive-name rule, ``[core] sensitive_var_conn_names``
-  included), found on the validated request when it validates and, whatever the
+  included) and a code source's BOS temporary token, found on the validated request when
+  it validates and, whatever the
   validation says, by walking every accepted spelling (``imageConfig``, ``image_config``,
   ``jobSpec``, ``job_spec``) and form (a dict, JSON text, the Python-literal text Jinja
   renders a dict to; for envs also ``[{"name", "value"}]``).
@@ -27,6 +28,9 @@ from typing import Any
 #: A ``body`` naming a file to load, relative to the DAG folder or ``template_searchpath``.
 BODY_FILE_EXTENSION = ".json"
 _IMAGE_CONFIG_KEYS = frozenset({"imageConfig", "image_config"})
+#: A v1 ``codeSource`` carries a BOS temporary token (bce-sdk-go ``CodeSourceV3``).
+_CODE_SOURCE_KEYS = frozenset({"codeSource", "code_source"})
+_TOKEN_KEYS = ("bosTemporaryToken", "bos_temporary_token")
 _ENVS_KEY = "envs"
 #: Nesting walked at most (a body is a few levels deep; the validation refuses deeper).
 _MAX_DEPTH = 32
@@ -136,6 +140,8 @@ def _validated_secrets(operator: Any, parameters: tuple[str, ...]) -> Iterator[S
     spec = request.job_spec
     if spec.image_config is not None:
         yield spec.image_config.password.get_secret_value(), None
+    if request.code_source is not None and request.code_source.bos_temporary_token:
+        yield request.code_source.bos_temporary_token, None
     for env in spec.envs or []:
         yield env.value, env.name
 
@@ -166,6 +172,8 @@ def _walk(value: object, depth: int) -> list[Secret]:
             item = _parsed(item)
             if key in _IMAGE_CONFIG_KEYS and isinstance(item, Mapping):
                 found += _password(item)
+            elif key in _CODE_SOURCE_KEYS and isinstance(item, Mapping):
+                found += [(_text(item[k]), None) for k in _TOKEN_KEYS if item.get(k) is not None]
             elif key == _ENVS_KEY:
                 found += _env_values(item)
             found += _walk(item, depth + 1)

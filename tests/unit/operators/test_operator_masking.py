@@ -71,6 +71,21 @@ def test_a_registry_password_is_masked_in_every_form(form: str, mapped: bool) ->
 
 
 @pytest.mark.parametrize("mapped", [False, True], ids=["plain", "mapped"])
+@pytest.mark.parametrize("form", ["camel", "snake_text"])
+def test_a_code_sources_bos_token_is_masked(form: str, mapped: bool) -> None:
+    """v1 ``codeSource.bosTemporaryToken`` (bce-sdk-go ``CodeSourceV3``) reads a BOS object."""
+    token = secret("BosTok")
+    if form == "camel":
+        body: Any = {"codeSource": {"bosBucket": "b", "bosTemporaryToken": token}}
+    else:
+        body = json.dumps({"code_source": {"bos_bucket": "b", "bos_temporary_token": token}})
+    operator = AIHCCreateJobOperator(task_id="train", body=body, **BASE)
+    assert not hidden(token)
+    render(operator, mapped=mapped)
+    assert hidden(token)
+
+
+@pytest.mark.parametrize("mapped", [False, True], ids=["plain", "mapped"])
 @pytest.mark.parametrize("form", ["dict", "list", "json_text", "python_literal", "in_body"])
 def test_a_sensitive_env_value_is_masked_in_every_form(form: str, mapped: bool) -> None:
     token, plain = secret("hf"), secret("visible")
