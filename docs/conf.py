@@ -64,6 +64,7 @@ nitpick_ignore_regex = [
 # links one of them. Missing references still fail the build (nitpicky, ``ref.class`` …).
 suppress_warnings = ["myst.xref_ambiguous", "ref.python"]
 
+
 def _write_api_pages() -> None:
     """One page per public module under ``api/``; stale pages of removed modules go."""
     out = DOCS / "api"

@@ -61,6 +61,7 @@ EXPECTED = {
     "docs/sensors/job_sensor.md": {"wait": "AIHCJobSensor"},
     "docs/triggers/job_trigger.md": {"trigger": "AIHCJobTrigger"},
     "docs/emulator.md": {"test_my_training_dag": "function"},
+    "docs/results.md": {"train": "AIHCCreateJobOperator", "promote": "function"},
     "docs/taskflow.md": {"train": "function", "fit": "function", "test_my_dag": "function"},
 }  # fmt: skip
 
