@@ -26,6 +26,10 @@ from airflow_provider_aihc.version_compat import (
     conf,
 )
 
+# Defined in _job_actions to keep this file small; public, documented and serialized as this
+# module's, where they always were.
+AIHCStopJobOperator.__module__ = AIHCDeleteJobOperator.__module__ = __name__
+
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
     from airflow_provider_aihc.lineage.job import JobLineage

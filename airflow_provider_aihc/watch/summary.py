@@ -83,7 +83,7 @@ def collect(
 ) -> Flow[tuple[dict[str, Any], Outputs, JobInfo | None]]:
     """Read the ended job (one GetJob) and its first replica's log from the end backwards.
 
-    A GetJob that fails gives a summary of ``None``s (logged); a log that cannot be read
+    A GetJob that fails gives a summary of ``None`` values (logged); a log that cannot be read
     gives no result and no metrics (logged); a result line that does not parse fails.
 
     :raises AIHCResultError: the result line does not parse, or is over the cap.
