@@ -136,7 +136,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lines", type=int, default=1_000_000)
     parser.add_argument("--run-seconds", type=float, default=36_000.0)
+    parser.add_argument("--quick", action="store_true", help="20,000 lines over an hour, for CI")
     args = parser.parse_args()
+    if args.quick:
+        args.lines, args.run_seconds = 20_000, 3_600.0
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
     clock = FakeClock()

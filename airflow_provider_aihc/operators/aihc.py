@@ -201,7 +201,7 @@ class AIHCCreateJobOperator(BaseOperator):
         aihc_conn_id: str = "aihc_default",
         **kwargs: Any,
     ) -> None:
-        from airflow_provider_aihc.watch.results import OutputSpec
+        from airflow_provider_aihc.outputs import OutputSpec
 
         super().__init__(**kwargs)
         self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request

@@ -89,7 +89,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         queue_timeout: float | None = None,
         **kwargs: Any,
     ) -> None:
-        from airflow_provider_aihc.watch.results import OutputSpec
+        from airflow_provider_aihc.outputs import OutputSpec
 
         super().__init__(**kwargs)
         self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request

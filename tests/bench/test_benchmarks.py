@@ -45,6 +45,12 @@ def test_submit() -> None:
     assert "Goal execute() within 1.2x" in out
 
 
+def test_results() -> None:
+    out = run_quick("bench_results", 300)
+    assert "| values at the end |" in out
+    assert "| a metric before it all |" in out
+
+
 def test_triggerer() -> None:
     out = run_quick("bench_triggerer", 150)
     assert "Events: 50/50 success" in out

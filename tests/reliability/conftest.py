@@ -131,6 +131,16 @@ def reliability_db() -> None:
 _DRIVER: list[_Driver] = []  # the run's one driver, made when collection is done
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test that reads the driver's results may wait for the whole driver run: its
+    timeout is the driver's (plus a minute to read them), not pyproject's default."""
+    for item in items:
+        if "driver_run" in getattr(item, "fixturenames", ()) and not item.get_closest_marker(
+            "timeout"
+        ):
+            item.add_marker(pytest.mark.timeout(DRIVER_TIMEOUT + 60))
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the driver as soon as the tests are known, if any selected test needs it, so
     that it overlaps with all the others (under xdist: in worker ``gw0`` whatever it runs;

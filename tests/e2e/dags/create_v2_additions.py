@@ -1,4 +1,4 @@
-"""What only AIHC's v2 API can say: a TFJob kept for a day, with TensorBoard, an alert and
+"""What only AIHC's v2 API can say (a TFJob), kept for a day, with TensorBoard, an alert and
 private-registry credentials (whose password must never reach a log)."""
 
 from __future__ import annotations

@@ -1,0 +1,87 @@
+"""What a waiting task reads from its job's log: the result marker and the metric patterns.
+
+Validated when the operator or sensor is constructed (at DAG parse, before any request),
+so this module imports nothing of the watch, the hook or the models; the reading itself is
+:mod:`airflow_provider_aihc.watch.results`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from airflow_provider_aihc.exceptions import AIHCValidationError
+
+__all__ = [
+    "DEFAULT_MAX_RESULT_BYTES",
+    "DEFAULT_RESULT_MARKER",
+    "RESULT_LOOKBACK_LINES",
+    "OutputSpec",
+]
+
+#: What a result line carries after its logger's prefix (DESIGN.md "Results").
+DEFAULT_RESULT_MARKER = "AIHC_RESULT "
+#: The largest result pushed to XCom (a database row), in bytes of its JSON text.
+DEFAULT_MAX_RESULT_BYTES = 64 * 1024
+#: How many lines from the end the result marker is looked for: a job prints its result
+#: last, and a job that prints none (most jobs, with the default marker on) must not cost a
+#: read of its whole log.  Metrics asked for are looked for back to the pod's start.
+RESULT_LOOKBACK_LINES = 20_000
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    """What to look for in the log: the result marker and the metric patterns.
+
+    Build it with :meth:`build`, which validates before any request.
+    """
+
+    marker: str | None
+    metrics: Mapping[str, re.Pattern[str]]
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    result_lookback_lines: int = RESULT_LOOKBACK_LINES
+
+    @classmethod
+    def build(
+        cls,
+        result_marker: str | None,
+        metrics: Mapping[str, str] | None,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+    ) -> OutputSpec:
+        """Validate ``result_marker`` and ``metrics``.
+
+        :raises AIHCValidationError: naming each metric whose pattern does not compile or
+            has not exactly one group, and a marker that is not a string.
+        """
+        problems: list[tuple[str, str]] = []
+        if result_marker is not None and not isinstance(result_marker, str):
+            problems.append(("result_marker", f"must be a string or None, got {result_marker!r}"))
+        compiled: dict[str, re.Pattern[str]] = {}
+        if metrics is not None and not isinstance(metrics, Mapping):
+            problems.append(("metrics", f"must be a dict of name: regex, got {metrics!r}"))
+            metrics = {}
+        for name, pattern in (metrics or {}).items():
+            where = f"metrics[{name!r}]"
+            if not isinstance(name, str) or not name or not isinstance(pattern, str):
+                problems.append((where, "must map a non-empty name to a regex string"))
+                continue
+            try:
+                regex = re.compile(pattern)
+            except re.error as err:
+                problems.append((where, f"is not a regular expression: {err}"))
+                continue
+            if regex.groups != 1:
+                problems.append(
+                    (where, f"must have exactly one group (the value), has {regex.groups}")
+                )
+                continue
+            compiled[name] = regex
+        if problems:
+            raise AIHCValidationError(problems)
+        return cls(result_marker or None, compiled, max_result_bytes)
+
+    @property
+    def wanted(self) -> bool:
+        """Whether anything is looked for at all."""
+        return bool(self.marker or self.metrics)
