@@ -16,6 +16,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -68,14 +69,18 @@ class _Driver:
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
+        # done.json is written the moment the driver ends, not when the owning worker next
+        # asks: under xdist every reliability test may land on another worker while the
+        # owner sits idle until the session ends (a deadlock until the timeout).
+        self.finisher = threading.Thread(target=self._finish, name="rel-driver", daemon=True)
+        self.finisher.start()
 
     def wait(self) -> DriverRun:
         if self.run is None:
-            self.run = self._finish() if self.owner else self._read_done()
+            self.run = self._read_done()
         return self.run
 
-    def _finish(self) -> DriverRun:
-        self.start()
+    def _finish(self) -> None:
         assert self.process is not None
         try:
             code = self.process.wait(timeout=DRIVER_TIMEOUT)
@@ -84,8 +89,9 @@ class _Driver:
             code = self.process.wait()
         self.log.close()
         done = {"code": code, "airflow_home": os.environ["AIRFLOW_HOME"]}
-        (self.tmp / "done.json").write_text(json.dumps(done))
-        return self._load(done)
+        written = self.tmp / "done.json.tmp"
+        written.write_text(json.dumps(done))
+        os.replace(written, self.tmp / "done.json")
 
     def _read_done(self) -> DriverRun:
         marker = self.tmp / "done.json"
@@ -114,6 +120,8 @@ class _Driver:
             else:
                 self.process.kill()
                 self.process.wait()
+        if self.process is not None:
+            self.finisher.join(timeout=60)
 
 
 def _migrate() -> None:
