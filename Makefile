@@ -49,12 +49,17 @@ lint: $(PY3).stamp
 
 # The whole suite, then the wheel check, on the newest and the oldest Airflow.
 # (Its system tests run in `make test-system`, mk/release.mk.)
+# The reliability suite runs in one process: its driver is one subprocess either way, and
+# under xdist its DB checks read another worker's Airflow home.
 test-af3: $(PY3).stamp
-	$(PY3) -m pytest $(XDIST) $(DURATIONS) --ignore=tests/system $(PYTEST_ARGS)
+	$(PY3) -m pytest $(XDIST) $(DURATIONS) --ignore=tests/system --ignore=tests/reliability \
+		$(PYTEST_ARGS)
+	$(PY3) -m pytest $(DURATIONS) tests/reliability $(PYTEST_ARGS)
 	$(PY3) scripts/check_wheel.py $(AF3)-py3.11
 
 test-af2: $(PY2).stamp
-	$(PY2) -m pytest $(XDIST) $(DURATIONS) $(PYTEST_ARGS)
+	$(PY2) -m pytest $(XDIST) $(DURATIONS) --ignore=tests/reliability $(PYTEST_ARGS)
+	$(PY2) -m pytest $(DURATIONS) tests/reliability $(PYTEST_ARGS)
 	$(PY2) scripts/check_wheel.py $(AF2)-py3.11
 
 # The unit suite once in random order (the seed is printed: rerun a failure with
