@@ -136,12 +136,10 @@ def read_outputs(
     width = FIRST_WINDOW_SECONDS
     while not scan.done and end > floor:
         start = max(floor, end - width)
-        page = yield GetPodLogs(
-            job_id, pod, pool, marker=None, max_lines=page_lines, start_time=start, end_time=end
+        page = yield from _logs(
+            GetPodLogs(job_id, pod, pool, None, page_lines, start_time=start, end_time=end),
+            outputs,
         )
-        outputs.requests += 1
-        if isinstance(page, AIHCError):
-            raise page
         lines = split_lines(page.logs)
         pages = [lines]
         if len(lines) >= page_lines:  # maybe not the whole window
@@ -161,6 +159,15 @@ def read_outputs(
     return outputs
 
 
+def _logs(call: GetPodLogs, outputs: Outputs) -> Flow[Any]:
+    """One log request of the reader: counted, and an error AIHC answered raised."""
+    page = yield call
+    outputs.requests += 1
+    if isinstance(page, AIHCError):
+        raise page
+    return page
+
+
 def _page_through(
     job_id: str,
     pool: str | None,
@@ -177,17 +184,17 @@ def _page_through(
     """
     pages: list[list[str]] = []
     marker = ""
+    seen = {marker}  # a marker answered again would page in a circle
     while True:
-        page = yield GetPodLogs(
-            job_id, pod, pool, marker=marker, max_lines=page_lines, start_time=start, end_time=end
+        page = yield from _logs(
+            GetPodLogs(job_id, pod, pool, marker, page_lines, start_time=start, end_time=end),
+            outputs,
         )
-        outputs.requests += 1
-        if isinstance(page, AIHCError):
-            raise page
         lines = split_lines(page.logs)
         pages.append(lines)
-        if len(lines) < page_lines or not page.next_marker or page.next_marker == marker:
+        if len(lines) < page_lines or not page.next_marker or page.next_marker in seen:
             return pages
+        seen.add(page.next_marker)
         marker = page.next_marker
 
 

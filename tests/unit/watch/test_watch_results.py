@@ -255,3 +255,25 @@ def test_the_summary_goes_to_xcom_the_log_and_stats_masked(
     assert {"aihc.job.run_seconds", "aihc.job.accelerator_seconds", "aihc.job.metric.loss",
             "aihc.job.run_duration", "aihc.job.restarts"} <= names  # fmt: skip
     assert "aihc.job.metric.note" not in names  # not a number
+
+
+def test_a_dense_second_whose_markers_cycle_is_read_once_not_forever() -> None:
+    """A one-second window too dense for one answer is paged with markers; an answer that
+    sends back a marker already seen (a server bug, or a cycle) ends the paging."""
+    from types import SimpleNamespace
+
+    from airflow_provider_aihc.watch.results import read_outputs
+
+    spec = OutputSpec.build(None, {"loss": r"loss=(\S+)"})
+    flow = read_outputs("job-1", POOL, "p-master-0", spec, since=0, until=0, page_lines=10)
+    answer, calls = None, 0
+    with pytest.raises(StopIteration) as stop:
+        while calls < 100:
+            call = flow.send(answer)
+            calls += 1
+            marker = "b" if call.marker == "a" else "a"  # a, b, a, b, ...
+            answer = SimpleNamespace(
+                logs=[f"loss={calls} {i}" for i in range(10)], next_marker=marker
+            )
+    assert calls < 10
+    assert stop.value.value.metrics == {"loss": float(calls)}
