@@ -14,28 +14,43 @@ AF2 := 2.11.2
 FULL := $(AF3)-py3.11 $(AF2)-py3.11
 MATRIX := 3.3.2-py3.12 3.3.2-py3.13 3.2.2-py3.11 3.2.2-py3.12 3.2.2-py3.13 \
 	3.1.8-py3.11 3.1.8-py3.12 3.1.8-py3.13 3.0.6-py3.11 3.0.6-py3.12 2.11.2-py3.12
-# The cells `make test` (and so CI) runs within CI's budget: so far the one proven green on
-# the merged tree (a pre-3.3 Airflow on Python 3.12); `make test-matrix` runs all eleven
-# (docs/testing.md).
-MATRIX_CI := 3.1.8-py3.12
+# Cells with a committed constraints file that do not pass yet, so `make test` leaves them
+# out (docs/testing.md says why); `make test-matrix-pending` runs them. None now.
+MATRIX_PENDING :=
+# How many lanes `make test` runs side by side: their DAG runs spend much of their time
+# waiting on polls, so two lanes (each with its xdist workers) keep both cores busy.
+LANES_JOBS ?= 2
 PY3 := $(VENVS)/airflow-$(AF3)-py3.11/bin/python
 PY2 := $(VENVS)/airflow-$(AF2)-py3.11/bin/python
 PYTEST_ARGS ?=
 # Two workers: this machine (and CI) has two cores.
 XDIST ?= -n 2
 DURATIONS := --durations=20
+# The full lanes end with the wheel check (`make test` leaves it to release-check).
+FULL_WHEEL_CHECK := 1
 
 -include mk/*.mk
 
-.PHONY: demo test test-fast lint test-af3 test-af2 test-random test-matrix test-matrix-ci \
-	test-wheel \
-	bench clean
+.PHONY: demo test test-lanes test-fast lint test-af3 test-af3-rest test-af3-e2e test-af2 test-random test-matrix test-matrix-pending \
+	test-wheel test-load bench clean
 
 demo: $(PY3).stamp
 	$(PY3) scripts/demo.py
 
-# Everything, with the matrix cells CI has time for; each pytest spreads over both cores.
-test: lint test-af3 test-system test-af2 test-random test-matrix-ci
+# Everything: lint, then the two full lanes, the docs build and its checks, the system
+# tests, the release checks and every matrix cell, two at a time (LANES_JOBS; each lane's
+# output is printed whole when it ends),
+# so a failure in one lane still lets the others run and report (-k). The slowest lanes
+# start first. The release check runs the wheel check of the two full lanes' combinations
+# (on the built wheel), so the full lanes skip theirs here (FULL_WHEEL_CHECK=).
+PYTHONS := $(sort $(foreach combo,$(FULL) $(MATRIX),$(lastword $(subst -py, ,$(combo)))))
+test: lint
+	@for python in $(PYTHONS); do scripts/find_python.sh $$python >/dev/null || exit 1; done
+	@echo "make test: $(words $(FULL)) full lanes, docs, test-system and $(words $(MATRIX)) matrix cells, $(LANES_JOBS) at a time"
+	@$(MAKE) --no-print-directory -k -j$(LANES_JOBS) --output-sync=target FULL_WHEEL_CHECK= \
+		test-lanes
+
+test-lanes: test-af3-e2e test-af2 test-af3-rest docs test-system release-check test-matrix
 
 # The edit loop: unit and emulator tests on Airflow $(AF3), no DAG runs.
 test-fast: $(PY3).stamp
@@ -48,33 +63,47 @@ lint: $(PY3).stamp
 	$(VENVS)/airflow-$(AF3)-py3.11/bin/mypy deploy
 
 # The whole suite, then the wheel check, on the newest and the oldest Airflow.
-# (Its system tests run in `make test-system`, mk/release.mk.)
+# (Its system tests run in `make test-system`, mk/release.mk.) On $(AF3) the unit suite runs
+# in random order (what `make test-random` is, not run twice), then the rest.
 # The reliability suite runs in one process: its driver is one subprocess either way, and
 # under xdist its DB checks read another worker's Airflow home.
-test-af3: $(PY3).stamp
-	$(PY3) -m pytest $(XDIST) $(DURATIONS) --ignore=tests/system --ignore=tests/reliability \
-		$(PYTEST_ARGS)
+# Its DAG runs (tests/e2e, the longest part) are a lane of their own, test-af3-e2e, so
+# that `make test` runs them beside the rest instead of after it.
+test-af3: test-af3-e2e test-af3-rest
+
+test-af3-rest: $(PY3).stamp
+	$(PY3) -m pytest $(XDIST) $(DURATIONS) $(RANDOM_ORDER) tests/unit $(PYTEST_ARGS)
+	$(PY3) -m pytest $(XDIST) $(DURATIONS) tests/emulator tests/bench $(PYTEST_ARGS)
 	$(PY3) -m pytest $(DURATIONS) tests/reliability $(PYTEST_ARGS)
-	$(PY3) scripts/check_wheel.py $(AF3)-py3.11
+	$(if $(FULL_WHEEL_CHECK),$(PY3) scripts/check_wheel.py $(AF3)-py3.11)
+
+test-af3-e2e: $(PY3).stamp
+	$(PY3) -m pytest $(XDIST) $(DURATIONS) --ignore=tests/unit --ignore=tests/system \
+		--ignore=tests/reliability --ignore=tests/emulator --ignore=tests/bench $(PYTEST_ARGS)
 
 test-af2: $(PY2).stamp
 	$(PY2) -m pytest $(XDIST) $(DURATIONS) --ignore=tests/reliability $(PYTEST_ARGS)
 	$(PY2) -m pytest $(DURATIONS) tests/reliability $(PYTEST_ARGS)
-	$(PY2) scripts/check_wheel.py $(AF2)-py3.11
+	$(if $(FULL_WHEEL_CHECK),$(PY2) scripts/check_wheel.py $(AF2)-py3.11)
 
 # The unit suite once in random order (the seed is printed: rerun a failure with
 # `-p random_order --random-order-seed=<seed>`): no test may depend on another's leftovers.
+RANDOM_ORDER := --random-order-bucket=global
 test-random: $(PY3).stamp
-	$(PY3) -m pytest $(XDIST) --random-order-bucket=global tests/unit $(PYTEST_ARGS)
+	$(PY3) -m pytest $(XDIST) $(DURATIONS) $(RANDOM_ORDER) tests/unit $(PYTEST_ARGS)
 
 # Every other combination: the `matrix` lane (tests/matrix_lane.txt: DAG runs in both
-# dialects, kill / timeout / mark-failed of deferred waits, the trigger's serialization),
-# then the wheel check.
+# dialects, kill / timeout / mark-failed of deferred waits, the trigger's serialization;
+# an entry that selects nothing fails the lane), then the wheel check.
 test-matrix: $(addprefix test-matrix-,$(MATRIX))
-test-matrix-ci: $(addprefix test-matrix-,$(MATRIX_CI))
+test-matrix-pending: $(addprefix test-matrix-,$(MATRIX_PENDING))
 
+# Only the lane's files are collected (collecting the whole suite costs each xdist worker
+# a minute of CPU on a loaded machine); `-m matrix` picks the lane's tests in them.
+MATRIX_FILES := $(shell sed -e 's/\#.*//' -e 's/::.*//' tests/matrix_lane.txt | sort -u)
 test-matrix-%: $(VENVS)/airflow-%/bin/python.stamp
-	$(VENVS)/airflow-$*/bin/python -m pytest $(XDIST) -m matrix $(DURATIONS) $(PYTEST_ARGS)
+	$(VENVS)/airflow-$*/bin/python -m pytest $(XDIST) -m matrix $(DURATIONS) $(PYTEST_ARGS) \
+		$(MATRIX_FILES)
 	$(VENVS)/airflow-$*/bin/python scripts/check_wheel.py $*
 
 # The wheel, installed alone beside a pinned Airflow: providers list, connection type,
@@ -83,6 +112,12 @@ test-matrix-%: $(VENVS)/airflow-%/bin/python.stamp
 test-wheel: $(PY3).stamp $(PY2).stamp
 	$(PY3) scripts/check_wheel.py $(AF3)-py3.11
 	$(PY2) scripts/check_wheel.py $(AF2)-py3.11
+
+# The never-flaky proof: the unit and emulator suite (test-fast's selection) N times in a
+# row while a busy-loop process per core loads the machine; one line a run, then totals.
+N ?= 20
+test-load: $(PY3).stamp
+	scripts/suite_under_load.sh $(PY3) $(N) $(PYTEST_ARGS)
 
 bench: $(PY3).stamp
 	$(PY3) bench/run_all.py
@@ -94,6 +129,9 @@ $(UV):
 # One venv per tested combination (<airflow>-py<python>), rebuilt when the project or its
 # pins change. scripts/find_python.sh finds the interpreter (pyenv, then PATH) or says
 # which one is missing.
+# (Precious: a cell's stamp is an intermediate file to make, which it would delete after
+# each run, and so rebuild every cell's venv the next time.)
+.PRECIOUS: $(VENVS)/airflow-%/bin/python.stamp
 $(VENVS)/airflow-%/bin/python.stamp: constraints/airflow-%.txt pyproject.toml | $(UV)
 	@python="$$(scripts/find_python.sh $(lastword $(subst -py, ,$*)))" || exit 1; \
 	echo "venv airflow-$* ($$python)"; \
@@ -105,7 +143,7 @@ $(VENVS)/airflow-%/bin/python.stamp: constraints/airflow-%.txt pyproject.toml | 
 # Re-resolve every combination's constraints (after a change of pyproject's dependencies).
 .PHONY: constraints
 constraints: | $(UV)
-	@for combo in $(FULL) $(MATRIX); do \
+	@for combo in $(FULL) $(MATRIX) $(MATRIX_PENDING); do \
 		python="$$(scripts/find_python.sh $${combo##*-py})" || exit 1; \
 		scripts/compile_constraints.sh $${combo%-py*} "$$python" $${combo##*-py} || exit 1; \
 	done

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import queue
@@ -12,9 +11,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
-from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = Path(__file__).resolve().parent
@@ -51,7 +48,7 @@ def child_env(home: str, **extra: str) -> dict[str, str]:
     return env
 
 
-# -- a standalone emulator and a small client for its API and control API ----------------------
+# -- a standalone emulator (its signed client: airflow_provider_aihc.emulator.client) ---------
 
 
 class Emulator:
@@ -63,7 +60,7 @@ class Emulator:
     """
 
     def __init__(self, env: dict[str, str], *args: str, timeout: float = 60.0) -> None:
-        from airflow_provider_aihc.emulator.control import TOKEN_ENV
+        from airflow_provider_aihc.emulator.http.control import TOKEN_ENV
 
         # The control token: the child takes it from its environment, and this process's
         # EmulatorClient (control_headers) from its own.
@@ -113,99 +110,6 @@ class Emulator:
                 self.process.wait(timeout=10)
         if self.process.stdout is not None:
             self.process.stdout.close()
-
-
-class EmulatorClient:
-    """Signed v1 calls and control calls with ``requests`` (keep-alive)."""
-
-    def __init__(
-        self,
-        url: str,
-        access_key_id: str = "aihc-emulator-ak",
-        secret_access_key: str = "aihc-emulator-sk",
-    ) -> None:
-        import requests
-
-        self.url = url
-        self.access_key_id = access_key_id
-        self.secret_access_key = secret_access_key
-        self.control_token: str | None = None  # None: AIHC_EMULATOR_CONTROL_TOKEN
-        self.session = requests.Session()
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        params: list[tuple[str, str]],
-        body: dict[str, Any] | None = None,
-    ) -> Any:
-        """A signed API call; returns the ``result`` of the envelope."""
-        from airflow_provider_aihc.auth.signer import (
-            format_timestamp,
-            provider_signed_headers,
-            sign,
-        )
-
-        now = time.time()
-        headers = {
-            "Host": self.url.split("://", 1)[1],
-            "Content-Type": "application/json",
-            "x-bce-date": format_timestamp(now),
-        }
-        signed = sign(
-            access_key_id=self.access_key_id,
-            secret_access_key=self.secret_access_key,
-            method=method,
-            path=path,
-            params=params,
-            headers=headers,
-            timestamp=now,
-            headers_to_sign=provider_signed_headers(headers),
-        )
-        headers["Authorization"] = signed.authorization
-        response = self.session.request(
-            method,
-            f"{self.url}{signed.canonical_uri}?{signed.canonical_query_string}",
-            data=None if body is None else json.dumps(body).encode(),
-            headers=headers,
-            timeout=30,
-        )
-        response.raise_for_status()
-        return response.json().get("result")
-
-    def create_job(self, pool: str, name: str, replicas: int = 1) -> str:
-        """A small PyTorch job; returns its id."""
-        body = {
-            "name": name,
-            "queue": "default",
-            "jobFramework": "PyTorchJob",
-            "jobSpec": {
-                "image": "registry.baidubce.com/aihc/pytorch:2.1",
-                "command": "python -m trainer",
-                "replicas": replicas,
-                "resources": [{"name": "baidu.com/a800_80g_cgpu", "quantity": 8}],
-            },
-        }
-        result = self.call("POST", "/api/v1/aijobs", [("resourcePoolId", pool)], body)
-        return str(result["jobId"])
-
-    def control(self, method: str, path: str, body: Any = None) -> Any:
-        """A call to the emulator's control API (``/_emulator/...``)."""
-        from airflow_provider_aihc.emulator.control import control_headers
-
-        response = self.session.request(
-            method,
-            f"{self.url}/_emulator/{path}",
-            data=json.dumps({} if body is None else body),
-            headers=control_headers(self.control_token),
-            timeout=30,
-        )
-        response.raise_for_status()
-        return response.json()
-
-    def request_counts(self) -> dict[str, int]:
-        """Requests per operation so far."""
-        return dict(self.control("GET", "state")["requests"])
 
 
 def tcp_connections_to(port: int) -> int:

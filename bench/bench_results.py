@@ -145,15 +145,7 @@ def main() -> int:
     clock = FakeClock()
     server = EmulatorServer(progression=Progression.manual(), clock=clock)
     server.start()
-    os.environ["AIRFLOW_CONN_AIHC_DEFAULT"] = json.dumps(
-        {
-            "conn_type": "aihc",
-            "login": server.access_key_id,
-            "password": "aihc-emulator-sk",
-            "host": server.url,
-            "extra": {"resource_pool_id": POOL, "max_retries": 0},
-        }
-    )
+    os.environ["AIRFLOW_CONN_AIHC_DEFAULT"] = server.connection(max_retries=0).json
     try:
         job_id = make_job(server, clock, args.lines, args.run_seconds)
         print(f"bench_results: one job, {args.lines:,} filler lines over {args.run_seconds:,.0f} s")

@@ -93,10 +93,10 @@ class FakeTI:
 
 
 class ArrivalProbe:
-    """Notes when each request reaches the emulator's backend (``time.time()``)."""
+    """Notes when each request reaches the emulator's state (``time.time()``)."""
 
     def __init__(self, server: EmulatorServer) -> None:
-        self.backend = server.backend
+        self.state = server.backend.state
         self.arrivals: list[tuple[str, float]] = []
         self.last_create_body: dict[str, Any] | None = None
         self._lock = threading.Lock()
@@ -104,7 +104,7 @@ class ArrivalProbe:
         self._wrap("list_jobs", "ListJobs")
 
     def _wrap(self, method: str, operation: str) -> None:
-        original: Callable[..., Any] = getattr(self.backend, method)
+        original: Callable[..., Any] = getattr(self.state, method)
 
         def probe(*args: Any, **kwargs: Any) -> Any:
             now = time.time()
@@ -112,7 +112,7 @@ class ArrivalProbe:
                 self.arrivals.append((operation, now))
             return original(*args, **kwargs)
 
-        setattr(self.backend, method, probe)
+        setattr(self.state, method, probe)
 
     def take(self) -> list[tuple[str, float]]:
         with self._lock:
@@ -131,15 +131,9 @@ class Sample:
 
 
 def connection_json(url: str, api_version: str = "v1") -> str:
-    return json.dumps(
-        {
-            "conn_type": "aihc",
-            "login": DEFAULT_ACCESS_KEY_ID,
-            "password": DEFAULT_SECRET_ACCESS_KEY,
-            "host": url,
-            "extra": {"resource_pool_id": POOL, "api_version": api_version},
-        }
-    )
+    from airflow_provider_aihc.emulator.connection import connection_to
+
+    return connection_to(url, api_version=api_version).json
 
 
 def allow_execute_outside_runner() -> None:

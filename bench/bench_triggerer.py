@@ -67,14 +67,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from _common import (
-    BENCH_DIR,
-    REPO_ROOT,
-    Emulator,
-    EmulatorClient,
-    child_env,
-    tcp_connections_to,
-)
+from _common import BENCH_DIR, REPO_ROOT, Emulator, child_env, tcp_connections_to
+
+from airflow_provider_aihc.emulator.client import EmulatorClient
+from airflow_provider_aihc.emulator.connection import connection_to
 
 POOL = "cce-emulator0"
 MARK = "--bench-trigger--"
@@ -403,16 +399,15 @@ def run_once(
         config_path = Path(home) / "trigger-config.json"  # removed with the home
         config = Config(emulator.url, job_ids, poll, stream_logs, profile, gc_freeze, floor)
         config_path.write_text(json.dumps(asdict(config)))
-        conn = {
-            "conn_type": "aihc",
-            "login": client.access_key_id,
-            "password": client.secret_access_key,
-            "host": emulator.url,
-            "extra": {"resource_pool_id": POOL},
-        }
+        conn = connection_to(
+            emulator.url,
+            access_key_id=client.access_key_id,
+            secret_access_key=client.secret_access_key,
+            resource_pool_id=POOL,
+        )
         child_env_ = child_env(
             home,
-            AIRFLOW_CONN_AIHC_DEFAULT=json.dumps(conn),
+            AIRFLOW_CONN_AIHC_DEFAULT=conn.json,
             AIRFLOW__LOGGING__LOGGING_LEVEL="INFO",
         )
         with tempfile.TemporaryFile("w+") as stderr:

@@ -9,7 +9,6 @@ starting its own.
 from __future__ import annotations
 
 import base64
-import json
 import os
 import re
 import secrets
@@ -147,21 +146,11 @@ def start_emulator(services: Services) -> str:
 
 def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, str]:
     """The environment every Airflow process shares (config through ``AIRFLOW__*``)."""
-    from airflow_provider_aihc.emulator import (
-        DEFAULT_ACCESS_KEY_ID,
-        DEFAULT_RESOURCE_POOL_ID,
-        DEFAULT_SECRET_ACCESS_KEY,
-    )
+    from airflow_provider_aihc.emulator.connection import connection_to
 
     api = f"http://127.0.0.1:{api_port}"
     database = endpoints.database_url
-    connection = {
-        "conn_type": "aihc",
-        "login": DEFAULT_ACCESS_KEY_ID,
-        "password": DEFAULT_SECRET_ACCESS_KEY,
-        "host": endpoints.emulator_url,
-        "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
-    }
+    connection = connection_to(endpoints.emulator_url)
     config = {
         "CORE__EXECUTOR": "CeleryExecutor",
         "CORE__DAGS_FOLDER": str(build / "dags"),
@@ -190,7 +179,7 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         **{k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")},
         "AIRFLOW_HOME": str(build / "airflow-home"),
         **{f"AIRFLOW__{key}": value for key, value in config.items()},
-        "AIRFLOW_CONN_AIHC_DEFAULT": json.dumps(connection),
+        "AIRFLOW_CONN_AIHC_DEFAULT": connection.json,
         "AIHC_EXAMPLE_POLL_SECONDS": "2",
         "AIHC_DEPLOY_TAKEOVER_POLL_SECONDS": str(TAKEOVER_POLL_SECONDS),
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",

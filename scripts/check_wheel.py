@@ -32,6 +32,7 @@ import textwrap
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 UV = ROOT / ".venvs" / "tools" / "bin" / "uv"
@@ -62,6 +63,18 @@ DAG = textwrap.dedent(
         )
     """
 )
+
+
+def json_printed(output: str) -> Any:
+    """The JSON an ``airflow ... --output json`` printed: its last line that parses (Airflow
+    3.0.6 prints its plugins' INFO log lines before it, on the same stdout)."""
+    for line in reversed(output.splitlines()):
+        if line.startswith(("[", "{")):
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                continue
+    return json.loads(output)  # raises, showing what was printed
 
 
 def run(cmd: list[str], env: dict[str, str], cwd: Path, timeout: float = 600) -> str:
@@ -108,7 +121,8 @@ def airflow_env(work: Path, venv: Path) -> dict[str, str]:
 
 def start_emulator(
     python: Path, env: dict[str, str], cwd: Path
-) -> tuple[subprocess.Popen[str], str]:
+) -> tuple[subprocess.Popen[str], str, str]:
+    """The emulator of the installed package, its URL and the connection JSON it prints."""
     proc = subprocess.Popen(
         [str(python), "-m", "airflow_provider_aihc.emulator", "--port", "0",
          "--seconds-per-status", "0.5", "--running-seconds", "2"],
@@ -117,7 +131,13 @@ def start_emulator(
     assert proc.stdout is not None
     line = proc.stdout.readline()
     check("listening on http://127.0.0.1:" in line, "emulator starts from the package", line)
-    return proc, line.split("listening on ")[1].split()[0]
+    url = line.split("listening on ")[1].split()[0]
+    printed = proc.stdout.readline()
+    check("connection (JSON): AIRFLOW_CONN_AIHC_DEFAULT='" in printed, "it prints its connection",
+          printed)  # fmt: skip
+    connection = printed.split("='", 1)[1].rstrip().removesuffix("'")
+    check(json.loads(connection)["host"] == url, "the printed connection points at it", printed)
+    return proc, url, connection
 
 
 def check_version(combination: str, wheel: Path, work: Path) -> None:
@@ -144,19 +164,16 @@ def check_version(combination: str, wheel: Path, work: Path) -> None:
                 env, work)  # fmt: skip
     check(where.startswith(str(venv)), "the package loads from the venv", where)
     providers = run([airflow, "providers", "list", "--output", "json"], env, work)
-    names = {p["package_name"] for p in json.loads(providers)}
+    names = {p["package_name"] for p in json_printed(providers)}
     check("airflow-provider-aihc" in names, "airflow providers list shows it", providers)
     hooks = run([airflow, "providers", "hooks", "--output", "json"], env, work)
-    types = {h.get("connection_type") for h in json.loads(hooks)}
+    types = {h.get("connection_type") for h in json_printed(hooks)}
     check("aihc" in types, "the aihc connection type is registered", hooks)
 
     run([airflow, "db", "migrate"], env, work)
-    emulator, url = start_emulator(python, env, work)
+    emulator, url, connection = start_emulator(python, env, work)
     try:
-        env["AIRFLOW_CONN_AIHC_DEFAULT"] = json.dumps(
-            {"conn_type": "aihc", "login": "aihc-emulator-ak", "password": "aihc-emulator-sk",
-             "host": url}
-        )  # fmt: skip
+        env["AIRFLOW_CONN_AIHC_DEFAULT"] = connection
         started = time.monotonic()
         run([airflow, "dags", "test", DAG_ID], env, work)
         with urllib.request.urlopen(f"{url}/_emulator/state", timeout=10) as answer:

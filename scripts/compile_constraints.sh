@@ -12,5 +12,15 @@ out="$root/constraints/airflow-$airflow-py$pyver.txt"
 requirement="$(mktemp)"
 trap 'rm -f "$requirement"' EXIT
 echo "apache-airflow==$airflow" >"$requirement"
+# Airflow 3.2.2 with svcs 26: every task of `airflow dags test` fails in the in-process
+# execution API with KeyError 'svcs_registry' (request.app.state); with svcs 25.1.0 (the
+# floor 3.2.2 declares) it runs. 3.3.2 runs with svcs 26.
+# Airflow 3.0.6 with cadwyn 9 / fastapi 0.165 (what it allows): every task's start is
+# refused by the in-process execution API (422 "Input should be a valid dictionary" on
+# task-instances/{id}/run); with the cadwyn and fastapi 3.1.8 resolves to, it runs.
+case "$airflow" in
+  3.2.*) echo "svcs<26" >>"$requirement" ;;
+  3.0.*) printf '%s\n' "cadwyn<5.5" "fastapi<0.118" >>"$requirement" ;;
+esac
 "$root/.venvs/tools/bin/uv" pip compile --quiet --no-header --no-annotate \
   --python "$python" --extra dev -o "$out" "$root/pyproject.toml" "$requirement"

@@ -56,17 +56,9 @@ def main() -> int:
     try:
         url = _emulator_url(emulator)
         print(f"demo: AIHC emulator at {url}", flush=True)
-        from airflow_provider_aihc.emulator import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID
+        from airflow_provider_aihc.emulator.connection import connection_to
 
-        env["AIRFLOW_CONN_AIHC_DEFAULT"] = json.dumps(
-            {
-                "conn_type": "aihc",
-                "login": DEFAULT_ACCESS_KEY_ID,
-                "password": secret,
-                "host": url,
-                "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
-            }
-        )
+        env["AIRFLOW_CONN_AIHC_DEFAULT"] = connection_to(url, secret_access_key=secret).json
         print(f"demo: airflow dags test {DAG_ID} {LOGICAL_DATE} (log: {HOME / 'demo.log'})")
         run = subprocess.run(
             [str(BIN / "airflow"), "dags", "test", DAG_ID, LOGICAL_DATE],

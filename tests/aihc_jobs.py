@@ -33,3 +33,18 @@ def job_body(name: str, *, replicas: int = 1, **fields: Any) -> dict[str, Any]:
     }
     body.update(fields)
     return body
+
+
+#: The v1 create fields bce-sdk-go sends (``services/aihc/api/v1/aiJob.go:172-194``), in
+#: wire form, with values a test can look for in what the emulator stored.
+OFFICIAL_V1_FIELDS: dict[str, Any] = {
+    "retentionPeriod": "7d",
+    "runningTimeoutStopTimeUnit": "12h",
+    "codeSource": {"filePath": "/code/train.tar.gz", "mountPath": "/workspace"},
+    "logCollectionFilePatterns": ["/workspace/logs/*.log"],
+    "requiredNodeAffinity": ["192.168.0.11"],
+    "preferredNodeAffinity": ["192.168.0.12"],
+    "datasources": [{"type": "dataset", "id": "ds-42", "mountPath": "/mnt/ds"}],
+}
+#: A RayJob's v2 ``advancedSettings`` (bce-openapi-meta ``CreateJob.json:246-261``).
+RAY_SETTINGS: dict[str, Any] = {"runtimeEnv": '{"pip": ["ray[train]"]}', "SubmitterBackoffLimit": 3}

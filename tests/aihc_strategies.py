@@ -56,4 +56,14 @@ PLAUSIBLE_JOB_PARAMETERS: dict[str, st.SearchStrategy[Any]] = {
     "tensorboard_config": st.fixed_dictionaries({"enableTensorboard": SCALARS}),
     "alert_config": st.fixed_dictionaries({"alertIds": JSONISH}),
     "retention_period": st.sampled_from(["1d", "12h", "forever", ""]),
+    "max_running_time": st.sampled_from(["30m", "12h", "2d", "1w", ""]),
+    "code_source": st.fixed_dictionaries(
+        {"mountPath": st.sampled_from(["/workspace", ""]), "bosTemporaryToken": SCALARS}
+    ),
+    "log_collection_file_patterns": st.lists(st.sampled_from(["/w/*.log", ""]), max_size=2),
+    "required_node_affinity": st.lists(st.sampled_from(["node-1", "10.0.0.2"]), max_size=2),
+    "preferred_node_affinity": st.one_of(st.lists(SCALARS, max_size=2), SCALARS),
+    "advanced_settings": st.fixed_dictionaries(
+        {"runtimeEnv": SCALARS, "SubmitterBackoffLimit": NUMBERS}
+    ),
 }

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ParamSpec
+from typing import Any, ParamSpec, Protocol, overload
 
 from airflow.providers.common.compat.sdk import DecoratedOperator, task_decorator_factory
 
@@ -44,45 +44,26 @@ class AIHCDecoratedOperator(DecoratedOperator, AIHCCreateJobOperator):  # type: 
         super().__init__(python_callable=python_callable, **kwargs)
 
 
-def job_parameters(
-    python_callable: Callable[..., Any] | None = None,
-    multiple_outputs: bool | None = None,
-    *,
-    name: str | None = None,
-    image: str | None = None,
-    resource_pool_id: str | None = None,
-    job_queue: str | None = None,
-    replicas: int | str | None = None,
-    job_resources: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    envs: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    priority: str | None = None,
-    job_framework: str | None = None,
-    enable_rdma: bool | str | None = None,
-    datasources: Sequence[Mapping[str, Any]] | str | None = None,
-    labels: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    fault_tolerance: bool | str | None = None,
-    fault_tolerance_config: Mapping[str, Any] | str | None = None,
-    enable_bccl: bool | str | None = None,
-    image_config: Mapping[str, Any] | str | None = None,
-    tensorboard_config: Mapping[str, Any] | str | None = None,
-    alert_config: Mapping[str, Any] | str | None = None,
-    retention_period: str | None = None,
-    body: Mapping[str, Any] | str | None = None,
-    wait_for_completion: bool = True,
-    deferrable: bool | None = None,
-    poll_interval: float = 30,
-    timeout: float | None = None,
-    cancel_on_kill: bool = True,
-    stream_logs: bool = True,
-    result_marker: str | None = "AIHC_RESULT ",
-    metrics: Mapping[str, str] | None = None,
-    queue_timeout: float | None = None,
-    aihc_conn_id: str = "aihc_default",
-    **kwargs: Any,
-) -> Any:
-    """The parameters of ``@task.aihc`` and ``@task.aihc_python`` (never called: the two
-    decorators take this signature, through :func:`typed_like`, for IDEs and type checkers).
+#: The decorators' parameters that are not the operator's (``command`` is the function's).
+OWN_PARAMETERS = (
+    inspect.Parameter(
+        "python_callable",
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        default=None,
+        annotation="Callable[..., Any] | None",
+    ),
+    inspect.Parameter(
+        "multiple_outputs",
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        default=None,
+        annotation="bool | None",
+    ),
+)
+#: Operator parameters the decorators do not take, and defaults they change.
+MADE_BY_FUNCTION = ("command",)
+DECORATOR_DEFAULTS = {"wait_for_completion": True}
 
+PARAMETERS_DOC = """
     :param python_callable: the function (when the decorator is used without parentheses).
     :param multiple_outputs: push each key of a returned dict as its own XCom.
     :param wait_for_completion: wait for the job and fail with it; ``True`` by default,
@@ -91,18 +72,42 @@ def job_parameters(
     Every other parameter is
     :class:`~airflow_provider_aihc.operators.aihc.AIHCCreateJobOperator`'s and means the
     same, except ``command``, which the function makes; ``kwargs`` are ``BaseOperator``'s
-    (``task_id``, ``retries``, ...).  A test holds this signature to the operator's.
-    """
-    raise NotImplementedError("a signature only")
+    (``task_id``, ``retries``, ...).
+"""
 
 
-def typed_like(template: Callable[P, Any]) -> Callable[[Callable[..., Any]], Callable[P, Any]]:
-    """Give the decorated function ``template``'s signature, statically (``ParamSpec``) and
-    at runtime (``__signature__``), so that one parameter list serves both decorators."""
+class JobDecorator(Protocol[P]):
+    """A decorator typed like the operator it makes: bare (``@task.aihc``) or called with
+    the operator's parameters (``@task.aihc(image=...)``)."""
 
-    def apply(function: Callable[..., Any]) -> Callable[P, Any]:
-        function.__signature__ = inspect.signature(template)  # type: ignore[attr-defined]
-        return function
+    @overload
+    def __call__(self, python_callable: Callable[..., Any], /) -> Any: ...
+
+    @overload
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any: ...
+
+
+def decorator_signature() -> inspect.Signature:
+    """The decorators' runtime signature: the operator's ``__init__`` (read, not written
+    again) without ``self`` and ``command``, after :data:`OWN_PARAMETERS`, waiting by default."""
+    operator = inspect.signature(AIHCCreateJobOperator.__init__).parameters.values()
+    taken = [
+        p.replace(default=DECORATOR_DEFAULTS.get(p.name, p.default))
+        for p in operator
+        if p.name not in ("self", *MADE_BY_FUNCTION)
+    ]
+    return inspect.Signature([*OWN_PARAMETERS, *taken])
+
+
+def typed_like(template: Callable[P, Any]) -> Callable[[Callable[..., Any]], JobDecorator[P]]:
+    """Type the decorated function as ``template`` (the operator class), statically
+    (``ParamSpec``: IDEs and type checkers) and at runtime (``__signature__``: the
+    :func:`decorator_signature`), and add the decorators' :data:`PARAMETERS_DOC`."""
+
+    def apply(function: Callable[..., Any]) -> JobDecorator[P]:
+        function.__signature__ = decorator_signature()  # type: ignore[attr-defined]
+        function.__doc__ = (function.__doc__ or "") + "\n" + PARAMETERS_DOC
+        return function  # type: ignore[return-value]
 
     return apply
 

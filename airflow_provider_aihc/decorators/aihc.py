@@ -25,9 +25,9 @@ from typing import Any
 from airflow_provider_aihc.decorators._base import (
     AIHCDecoratedOperator,
     job_decorator,
-    job_parameters,
     typed_like,
 )
+from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.version_compat import Context
 
 
@@ -66,12 +66,11 @@ class AIHCCommandDecoratedOperator(AIHCDecoratedOperator):
         return generated
 
 
-@typed_like(job_parameters)
+@typed_like(AIHCCreateJobOperator)
 def aihc_task(
     python_callable: Callable[..., Any] | None = None,
     multiple_outputs: bool | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Make the function a task that creates an AIHC job running the command it returns
-    (parameters: :func:`~airflow_provider_aihc.decorators._base.job_parameters`)."""
+    """Make the function a task that creates an AIHC job running the command it returns."""
     return job_decorator(AIHCCommandDecoratedOperator, python_callable, multiple_outputs, kwargs)

@@ -32,9 +32,9 @@ from typing import Any
 from airflow_provider_aihc.decorators._base import (
     AIHCDecoratedOperator,
     job_decorator,
-    job_parameters,
     typed_like,
 )
+from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.version_compat import Context
 
 #: The XCom the operator pushes the job's result marker value to.
@@ -45,6 +45,7 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
     """The operator behind ``@task.aihc_python``: the job runs the function."""
 
     custom_operator_name = "@task.aihc_python"
+    envs: Any  # the operator's parameter, set from its row; this operator adds one env
 
     def execute(self, context: Context) -> Any:
         self._pack()
@@ -100,12 +101,11 @@ def _with_env(envs: Any, name: str, value: str) -> Any:
     return [*kept, {"name": name, "value": value}]
 
 
-@typed_like(job_parameters)
+@typed_like(AIHCCreateJobOperator)
 def aihc_python_task(
     python_callable: Callable[..., Any] | None = None,
     multiple_outputs: bool | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Make the function a task whose AIHC job runs the function itself (parameters:
-    :func:`~airflow_provider_aihc.decorators._base.job_parameters`)."""
+    """Make the function a task whose AIHC job runs the function itself."""
     return job_decorator(AIHCPythonDecoratedOperator, python_callable, multiple_outputs, kwargs)

@@ -1,6 +1,8 @@
 """``python -m airflow_provider_aihc.emulator`` (also the ``aihc-emulator`` script).
 
-Prints one line with the URL it listens on, then serves until SIGTERM or SIGINT.  It
+Prints one line with the URL it listens on, then the Airflow connection that points at it
+in JSON and URI form (the secret shown only when it is the documented default, else
+``<SK>``), then serves until SIGTERM or SIGINT.  It
 binds ``127.0.0.1`` unless ``--host`` says otherwise.  Jobs move with time by default
 (``--seconds-per-status``, ``--running-seconds``); ``--polls-per-status`` makes them move
 on polls instead.  The line also gives the control token that ``POST /_emulator/...``
@@ -8,7 +10,7 @@ requests must send (``X-AIHC-Emulator-Token``): ``AIHC_EMULATOR_CONTROL_TOKEN`` 
 else a random one.  ``--loopback-host-only`` refuses every API request whose ``Host`` is
 not a loopback name, not only control requests.
 
-``--execute`` runs each replica's command as a local process (``execute.py``): it runs
+``--execute`` runs each replica's command as a local process (``state/execute.py``): it runs
 whatever it is sent, so it refuses a non-loopback ``--host`` and, unless
 ``--allow-default-credentials``, the documented default secret; it implies
 ``--loopback-host-only``.
@@ -23,12 +25,17 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
-from .control import TOKEN_ENV
-from .execute import ExecuteSettings
-from .jobs import Progression
+from .connection import CONN_ENV
+from .http.control import TOKEN_ENV
 from .server import EmulatorServer, is_loopback
+from .state.execute import ExecuteSettings
+from .state.jobs import Progression
+
+#: What the printed connection shows instead of a secret access key given on the command line.
+SECRET_PLACEHOLDER = "<SK>"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -147,6 +154,11 @@ def _announce(server: EmulatorServer, url: str) -> None:
         f"access key id {server.access_key_id}; control token {server.control_token})",
         flush=True,
     )
+    connection = server.connection()
+    if connection.password != DEFAULT_SECRET_ACCESS_KEY:  # a secret of the user's: never printed
+        connection = replace(connection, password=SECRET_PLACEHOLDER)
+    print(f"AIHC emulator connection (JSON): {CONN_ENV}='{connection.json}'", flush=True)
+    print(f"AIHC emulator connection (URI): {CONN_ENV}='{connection.uri}'", flush=True)
     if server.backend.executor is not None:
         print(
             "AIHC emulator: --execute is on: it RUNS the commands of the jobs it is sent",

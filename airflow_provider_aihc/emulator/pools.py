@@ -1,176 +1,68 @@
-"""Resource pools and their queues, and their wire shapes (aihc-api §3.2).
+"""Resource pools and queues: moved to :mod:`.state.pools`.
 
-Field names follow the doc table plus what the aihc CLI 1.1.1 reads
-(``resourcepool.py``, ``resourcepool_queue.py``): a pool's ``metadata{id, name,
-createdAt}``, ``spec{region, associatedPfsId, associatedCpromIds}``, ``status{phase,
-gpuCount{used, total}, nodeCount{used, total}}``; a queue's ``name``, ``createdTime``,
-``capability``/``deserved``/``allocated`` maps (resource name -> integer) and
-``description``.  ``used``/``allocated`` are computed from the jobs that hold GPUs
-(``Scheduled`` and ``Running``).
-
-A pool marked ``serverless`` (the managed ``aihc-serverless`` pool) wants a ``queueID``
-query on every job call and names its queues by id (``aihcq-…``); a self-managed pool
-takes the queue name.
+This path stays importable (tests import it); it re-exports the public names of the
+module that holds them now.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections import Counter
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
-
-from . import DEFAULT_RESOURCE_POOL_ID
-from .jobs import ACTIVE, Job
-
-DEFAULT_RESOURCE_POOL_NAME = "emulator-pool"
-SERVERLESS_POOL_ID = "aihc-serverless"
-DEFAULT_GPU = "baidu.com/a800_80g_cgpu"
-#: When the emulator's pools and queues claim to have been created.
-CREATED_AT = "2024-07-01T08:00:00Z"
-
-
-@dataclass(frozen=True)
-class Queue:
-    """A queue of a pool.
-
-    :param name: the queue name (what a self-managed pool's jobs name in ``queue``).
-    :param queue_id: the id (``aihcq-…``), what a serverless pool's jobs name.
-    :param gpus: GPUs the queue may use, by resource name.
-    :param description: free text shown by the CLI.
-    """
-
-    name: str
-    queue_id: str = ""
-    gpus: Mapping[str, int] = field(default_factory=lambda: {DEFAULT_GPU: 64})
-    description: str = ""
-
-    def answers_to(self, name_or_id: str) -> bool:
-        """Whether a job's ``queue`` (or a ``queueID``) names this queue."""
-        return name_or_id in (self.name, self.queue_id)
-
-
-@dataclass(frozen=True)
-class Pool:
-    """A resource pool.
-
-    :param pool_id: the id used in ``resourcePoolId``.
-    :param name: the display name (the aihc CLI finds pools by name).
-    :param queues: its queues.
-    :param serverless: a managed pool: job calls need ``queueID``.
-    :param region: e.g. ``cn-beijing``.
-    :param nodes: node count.
-    :param gpus_per_node: GPUs per node.
-    """
-
-    pool_id: str
-    name: str
-    queues: tuple[Queue, ...] = (Queue("default"),)
-    serverless: bool = False
-    region: str = "cn-beijing"
-    nodes: int = 8
-    gpus_per_node: int = 8
-
-    def queue(self, name_or_id: str) -> Queue | None:
-        """The queue named (or identified) so, if any."""
-        return next((q for q in self.queues if q.answers_to(name_or_id)), None)
-
-
-def default_pools() -> tuple[Pool, ...]:
-    """A self-managed pool ``cce-emulator0`` (queues ``default``, ``research``) and the
-    managed ``aihc-serverless`` pool (queue ``aihcq-emulator0``, named ``default``)."""
-    return (
-        Pool(
-            DEFAULT_RESOURCE_POOL_ID,
-            DEFAULT_RESOURCE_POOL_NAME,
-            queues=(
-                Queue("default", description="emulator default queue"),
-                Queue("research", gpus={DEFAULT_GPU: 16}, description="small queue"),
-            ),
-        ),
-        Pool(
-            SERVERLESS_POOL_ID,
-            "aihc-serverless",
-            queues=(Queue("default", queue_id="aihcq-emulator0"),),
-            serverless=True,
-            nodes=16,
-        ),
-    )
-
-
-def pool_info(pool: Pool, jobs: Iterable[Job]) -> dict[str, Any]:
-    """The wire form of a pool (list item and ``GetResourcePool``'s ``resourcePool``).
-
-    :param pool: the pool.
-    :param jobs: every job (those of this pool holding GPUs count as used).
-    """
-    active = _active(pool, jobs)
-    gpus_used = sum(job.request.gpus for job in active)
-    nodes_used = min(pool.nodes, sum(job.request.replicas for job in active))
-    short = f"{zlib.crc32(pool.pool_id.encode()):08x}"
-    return {
-        "metadata": {
-            "id": pool.pool_id,
-            "name": pool.name,
-            "createdAt": CREATED_AT,
-            "updatedAt": CREATED_AT,
-        },
-        "spec": {
-            "region": pool.region,
-            "k8sVersion": "1.26.9",
-            "associatedPfsId": f"pfs-{short}",
-            "associatedCpromIds": [f"cprom-{short}"],
-            "description": "AIHC emulator pool",
-        },
-        "status": {
-            "phase": "running",
-            "gpuCount": {"total": pool.nodes * pool.gpus_per_node, "used": gpus_used},
-            "nodeCount": {"total": pool.nodes, "used": nodes_used},
-        },
-    }
-
-
-def queue_info(pool: Pool, queue: Queue, jobs: Iterable[Job]) -> dict[str, Any]:
-    """The wire form of a queue (list item and ``GetQueue``'s ``queue``).
-
-    :param pool: the pool the queue belongs to.
-    :param queue: the queue.
-    :param jobs: every job (those in this queue holding GPUs count as allocated).
-    """
-    capability: dict[str, int] = {"cpu": 1024, "memory": 8192, **queue.gpus}
-    held: Counter[str] = Counter()
-    for job in _active(pool, jobs):
-        if queue.answers_to(job.request.queue):
-            for resource in job.request.resources:
-                if "gpu" in str(resource.get("name")):
-                    held[str(resource["name"])] += _int(resource.get("quantity")) * (
-                        job.request.replicas
-                    )
-    info: dict[str, Any] = {
-        "name": queue.name,
-        "queueType": "Elastic",
-        "state": "Open",
-        "capability": capability,
-        "deserved": dict(capability),
-        "allocated": {name: held.get(name, 0) for name in capability},
-        "createdTime": CREATED_AT,
-        "description": queue.description,
-        "parentQueue": "root",
-        "reclaimable": True,
-        "preemptable": False,
-    }
-    if queue.queue_id:
-        info["queueId"] = queue.queue_id
-    return info
-
-
-def _active(pool: Pool, jobs: Iterable[Job]) -> list[Job]:
-    return [j for j in jobs if j.pool_id == pool.pool_id and j.status in ACTIVE]
-
-
-def _int(value: object) -> int:
-    try:
-        return int(float(str(value)))
-    except ValueError:
-        return 0
+from .state.pools import (
+    CREATED_AT as CREATED_AT,
+)
+from .state.pools import (
+    DEFAULT_GPU as DEFAULT_GPU,
+)
+from .state.pools import (
+    DEFAULT_RESOURCE_POOL_NAME as DEFAULT_RESOURCE_POOL_NAME,
+)
+from .state.pools import (
+    K8S_VERSION as K8S_VERSION,
+)
+from .state.pools import (
+    PARENT_QUEUE as PARENT_QUEUE,
+)
+from .state.pools import (
+    POOL_DESCRIPTION as POOL_DESCRIPTION,
+)
+from .state.pools import (
+    POOL_PHASE as POOL_PHASE,
+)
+from .state.pools import (
+    PREEMPTABLE as PREEMPTABLE,
+)
+from .state.pools import (
+    QUEUE_BASE as QUEUE_BASE,
+)
+from .state.pools import (
+    QUEUE_STATE as QUEUE_STATE,
+)
+from .state.pools import (
+    QUEUE_TYPE as QUEUE_TYPE,
+)
+from .state.pools import (
+    RECLAIMABLE as RECLAIMABLE,
+)
+from .state.pools import (
+    SERVERLESS_POOL_ID as SERVERLESS_POOL_ID,
+)
+from .state.pools import (
+    Pool as Pool,
+)
+from .state.pools import (
+    PoolUsage as PoolUsage,
+)
+from .state.pools import (
+    Queue as Queue,
+)
+from .state.pools import (
+    allocated as allocated,
+)
+from .state.pools import (
+    capability as capability,
+)
+from .state.pools import (
+    default_pools as default_pools,
+)
+from .state.pools import (
+    usage as usage,
+)

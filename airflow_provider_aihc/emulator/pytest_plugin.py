@@ -1,6 +1,6 @@
 """The ``aihc_emulator`` pytest fixture (registered through the ``pytest11`` entry point).
 
-It starts an in-process :class:`~airflow_provider_aihc.emulator.server.EmulatorServer` (jobs move
+It starts an in-process :class:`~.server.EmulatorServer` (jobs move
 per poll), points the ``aihc_default`` connection at it through
 ``AIRFLOW_CONN_AIHC_DEFAULT``, puts its control token in ``AIHC_EMULATOR_CONTROL_TOKEN``
 (for the processes a test starts: ``control.control_headers()`` reads it) and yields the
@@ -11,7 +11,7 @@ server::
         assert aihc_emulator.backend.count("CreateJob") == 1
 
 ``aihc_emulator_execute`` is the same with ``--execute``: every job's replicas run as
-local processes (``execute.py``), under a secret made for the test, and no process of a
+local processes (``state/execute.py``), under a secret made for the test, and no process of a
 job outlives the fixture.
 
 Importing this module costs nothing: no Airflow, and the emulator loads in the fixture.
@@ -19,7 +19,6 @@ Importing this module costs nothing: no Airflow, and the emulator loads in the f
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -28,17 +27,18 @@ import pytest
 if TYPE_CHECKING:
     from .server import EmulatorServer
 
-CONN_ENV = "AIRFLOW_CONN_AIHC_DEFAULT"
+from .connection import CONN_ENV
+
+__all__ = ["CONN_ENV", "aihc_emulator", "aihc_emulator_execute"]
 
 
 @pytest.fixture
 def aihc_emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
     """A running emulator, with ``aihc_default`` pointing at it."""
-    from . import DEFAULT_SECRET_ACCESS_KEY
     from .server import EmulatorServer
 
     server = EmulatorServer().start()
-    _point_default_connection(monkeypatch, server, DEFAULT_SECRET_ACCESS_KEY)
+    _point_default_connection(monkeypatch, server)
     try:
         yield server
     finally:
@@ -50,32 +50,22 @@ def aihc_emulator_execute(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorS
     """A running emulator that really runs jobs, with ``aihc_default`` pointing at it."""
     import secrets
 
-    from .execute import ExecuteSettings
     from .server import EmulatorServer
+    from .state.execute import ExecuteSettings
 
     secret = secrets.token_urlsafe(24)
     settings = ExecuteSettings(grace=2.0)
     server = EmulatorServer(secret_access_key=secret, execute=settings).start()
-    _point_default_connection(monkeypatch, server, secret)
+    _point_default_connection(monkeypatch, server)
     try:
         yield server
     finally:
         server.stop()
 
 
-def _point_default_connection(
-    monkeypatch: pytest.MonkeyPatch, server: EmulatorServer, secret: str
-) -> None:
+def _point_default_connection(monkeypatch: pytest.MonkeyPatch, server: EmulatorServer) -> None:
     """``aihc_default`` (an environment variable) pointing at ``server``."""
-    from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_RESOURCE_POOL_ID
-    from .control import TOKEN_ENV
+    from .http.control import TOKEN_ENV
 
-    connection = {
-        "conn_type": "aihc",
-        "login": DEFAULT_ACCESS_KEY_ID,
-        "password": secret,
-        "host": server.url,
-        "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID},
-    }
-    monkeypatch.setenv(CONN_ENV, json.dumps(connection))
+    monkeypatch.setenv(CONN_ENV, server.connection().json)
     monkeypatch.setenv(TOKEN_ENV, server.control_token)

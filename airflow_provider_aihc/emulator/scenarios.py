@@ -1,354 +1,77 @@
-"""Faults (what the network and the server do to a request) and scripts (what happens to
-a job), as small objects queued and consumed in order.
+"""Faults and job scripts: moved to :mod:`.steering.scenarios`.
 
-Faults, each optionally limited to one ``operation`` (``CreateJob``, ``GetJob``, …) and
-firing ``times`` times:
-
-* :func:`error`: a 5xx (or any status) with a BCE error body, nothing done;
-* :func:`throttle`: ``429`` with ``Retry-After`` and a BCE error body, nothing done;
-* :func:`drop_before`: the connection is closed without an answer, nothing done;
-* :func:`drop_after`: the request is carried out (a create really creates the job), then
-  the connection is closed without an answer;
-* :func:`delay`: the request is carried out at once, the answer is sent ``seconds`` later;
-* :func:`malformed`: ``200`` with an HTML body, nothing done;
-* :func:`passthrough`: nothing happens (a slot in a :func:`random_schedule`).
-
-Scripts bind to a job when it is created (matched by a substring of its name, or the
-next job created when ``match`` is ``None``): :class:`FailJob`, :class:`HoldJob`,
-:class:`ForceStatus`, :class:`QueueFor` (waits in the queue), :class:`Output` (what a
-successful run prints last: metric lines, a result, filler).
+This path stays importable (docs, deploy, tests and users import it); it re-exports
+the public names of the module that holds them now.
 """
 
 from __future__ import annotations
 
-import random
-import threading
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields
-from typing import Any, Literal, TypeVar
-
-from .errors import invalid_param
-from .jobs import FAILED, RUNNING, Job, force
-
-FaultKind = Literal[
-    "error", "throttle", "drop_before", "drop_after", "delay", "malformed", "passthrough"
-]
-FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
-#: Faults that answer (or drop) instead of carrying the request out.
-PRE_FAULTS = frozenset({"error", "throttle", "drop_before", "malformed"})
-THROTTLE_CODE = "TooManyRequests"
-_CODES = {500: "InternalError", 502: "BadGateway", 503: "ServiceUnavailable", 504: "Timeout"}
-
-
-@dataclass(frozen=True, kw_only=True)
-class Fault:
-    """One queued fault (build them with the functions below).
-
-    :param kind: what happens (module docstring).
-    :param operation: only requests of this operation; ``None`` = any.
-    :param times: how many requests it hits.
-    :param status: the HTTP status (``error``).
-    :param code: the BCE error code (``error``, ``throttle``).
-    :param message: the error message.
-    :param retry_after: seconds for ``Retry-After`` (``throttle``).
-    :param seconds: how long the answer waits (``delay``).
-    """
-
-    kind: FaultKind
-    operation: str | None = None
-    times: int = 1
-    status: int = 500
-    code: str = "InternalError"
-    message: str = "emulated fault"
-    retry_after: float = 1.0
-    seconds: float = 0.0
-
-    def matches(self, operation: str) -> bool:
-        """Whether the fault applies to a request of ``operation``."""
-        return self.operation is None or self.operation == operation
-
-
-def error(
-    status: int = 500,
-    code: str | None = None,
-    *,
-    operation: str | None = None,
-    times: int = 1,
-    message: str = "We encountered an internal error. Please try again.",
-) -> Fault:
-    """An error answer; the code defaults from the status (500 ``InternalError``, …)."""
-    return Fault(
-        kind="error",
-        status=status,
-        code=code or _CODES.get(status, "InternalError"),
-        operation=operation,
-        times=times,
-        message=message,
-    )
-
-
-def throttle(retry_after: float = 1.0, *, operation: str | None = None, times: int = 1) -> Fault:
-    """``429 TooManyRequests`` with ``Retry-After: retry_after`` (code inferred)."""
-    return Fault(
-        kind="throttle",
-        status=429,
-        code=THROTTLE_CODE,
-        message="Request rate exceeded, please retry later.",
-        retry_after=retry_after,
-        operation=operation,
-        times=times,
-    )
-
-
-def drop_before(*, operation: str | None = None, times: int = 1) -> Fault:
-    """Close the connection without acting or answering."""
-    return Fault(kind="drop_before", operation=operation, times=times)
-
-
-def drop_after(*, operation: str | None = None, times: int = 1) -> Fault:
-    """Act (e.g. really create the job), then close without answering."""
-    return Fault(kind="drop_after", operation=operation, times=times)
-
-
-def delay(seconds: float, *, operation: str | None = None, times: int = 1) -> Fault:
-    """Act at once, answer ``seconds`` later."""
-    return Fault(kind="delay", seconds=seconds, operation=operation, times=times)
-
-
-def malformed(*, operation: str | None = None, times: int = 1) -> Fault:
-    """``200`` with an HTML body, without acting."""
-    return Fault(kind="malformed", status=200, operation=operation, times=times)
-
-
-def passthrough(*, operation: str | None = None, times: int = 1) -> Fault:
-    """Nothing happens; a placeholder that keeps a schedule's positions."""
-    return Fault(kind="passthrough", operation=operation, times=times)
-
-
-def random_schedule(
-    seed: int,
-    requests: int,
-    rate: float = 0.2,
-    kinds: Iterable[str] = ("error", "throttle", "drop_before", "drop_after", "malformed"),
-    *,
-    operation: str | None = None,
-) -> list[Fault]:
-    """A reproducible schedule: each of the next ``requests`` requests is hit with
-    probability ``rate`` by a fault drawn from ``kinds``.
-
-    :param seed: the random seed; the same seed gives the same schedule.
-    :param requests: how many requests the schedule covers.
-    :param rate: probability of a fault per request.
-    :param kinds: fault kinds to draw from (``error`` is a 503, ``throttle`` waits 0 s).
-    :param operation: limit the schedule to one operation.
-    """
-    rng = random.Random(seed)
-    pool = list(kinds)
-    makers = {
-        "error": lambda: error(503, operation=operation),
-        "throttle": lambda: throttle(0, operation=operation),
-        "drop_before": lambda: drop_before(operation=operation),
-        "drop_after": lambda: drop_after(operation=operation),
-        "malformed": lambda: malformed(operation=operation),
-        "delay": lambda: delay(0.05, operation=operation),
-    }
-    return [
-        makers[rng.choice(pool)]() if rng.random() < rate else passthrough(operation=operation)
-        for _ in range(requests)
-    ]
-
-
-@dataclass(kw_only=True)
-class Script:
-    """Something that happens to a job, bound when the job is created.
-
-    :param match: a substring of the job name; ``None`` = the next job created.
-    :param times: how many jobs it binds to.
-    """
-
-    match: str | None = None
-    times: int = 1
-
-    def matches(self, name: str) -> bool:
-        """Whether the script binds to a job of this name."""
-        return self.match is None or self.match in name
-
-    def apply(self, job: Job, now: float) -> None:
-        """Bind to the job."""
-        raise NotImplementedError
-
-
-@dataclass(kw_only=True)
-class FailJob(Script):
-    """The job fails (``Failed``) instead of moving on from ``from_status``.
-
-    :param reason: shown in the job's Warning event, the pods' ``reason`` and the log.
-    :param after_running_polls: GETs that see ``from_status`` before it fails; ``None``
-        keeps the progression's pace.
-    :param from_status: ``Created``, ``Scheduled`` or ``Running`` (default).
-    """
-
-    reason: str = "training process exited with code 1"
-    after_running_polls: int | None = None
-    from_status: str = RUNNING
-
-    def apply(self, job: Job, now: float) -> None:
-        job.plan.fail_reason = self.reason
-        job.plan.fail_from = self.from_status
-        job.plan.fail_after_polls = self.after_running_polls
-
-
-@dataclass(kw_only=True)
-class HoldJob(Script):
-    """The job moves as usual until ``status``, then stays there (never finishes)."""
-
-    status: str = RUNNING
-
-    def apply(self, job: Job, now: float) -> None:
-        job.plan.hold_status = self.status
-
-
-@dataclass(kw_only=True)
-class ForceStatus(Script):
-    """The job is put into ``status`` (any string, e.g. ``Weird``) at once, and held."""
-
-    status: str = "Weird"
-    reason: str = ""
-
-    def apply(self, job: Job, now: float) -> None:
-        force(job, self.status, now, self.reason or _forced_reason(self.status), hold=True)
-
-
-@dataclass(kw_only=True)
-class QueueFor(Script):
-    """The job waits ``seconds`` (from its creation) ``Scheduled`` for resources, then
-    moves on as usual."""
-
-    seconds: float = 60.0
-
-    def apply(self, job: Job, now: float) -> None:
-        job.plan.queue_until = now + self.seconds
-
-
-@dataclass(kw_only=True)
-class Output(Script):
-    """What the job prints at the end of a successful run, before its closing lines.
-
-    :param lines: lines every rank prints (``\\n``-separated), e.g. metric lines;
-        ``None`` keeps the validation line.
-    :param result: the JSON text rank 0 prints after ``AIHC_RESULT ``; ``None`` keeps the
-        default result, ``""`` prints no result line.
-    :param filler_lines: lines printed before them, dated evenly across the run (a long
-        log for the benchmark).
-    """
-
-    lines: str | None = None
-    result: str | None = None
-    filler_lines: int = 0
-
-    def apply(self, job: Job, now: float) -> None:
-        job.log.output = None if self.lines is None else self.lines.split("\n")
-        job.log.result = self.result
-        job.log.filler = self.filler_lines
-
-
-def _forced_reason(status: str) -> str:
-    return "emulated failure" if status == FAILED else ""
-
-
-SCRIPT_KINDS: dict[str, type[Script]] = {
-    "fail": FailJob,
-    "hold": HoldJob,
-    "status": ForceStatus,
-    "queue": QueueFor,
-    "output": Output,
-}
-
-_T = TypeVar("_T")
-
-
-class Queue:
-    """A thread-safe FIFO of faults or scripts, each consumed ``times`` times."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._items: list[tuple[Fault | Script, list[int]]] = []
-
-    def add(self, item: Fault | Script) -> None:
-        """Append one item."""
-        with self._lock:
-            self._items.append((item, [item.times]))
-
-    def take_fault(self, operation: str) -> Fault | None:
-        """The first fault that applies to ``operation``, consumed once."""
-        item = self._take(lambda item: isinstance(item, Fault) and item.matches(operation))
-        return item if isinstance(item, Fault) else None
-
-    def take_script(self, name: str) -> Script | None:
-        """The first script that binds to a job named ``name``, consumed once."""
-        item = self._take(lambda item: isinstance(item, Script) and item.matches(name))
-        return item if isinstance(item, Script) else None
-
-    def pending(self) -> int:
-        """Uses left, over all items."""
-        with self._lock:
-            return sum(left[0] for _, left in self._items)
-
-    def clear(self) -> None:
-        """Forget everything queued."""
-        with self._lock:
-            self._items.clear()
-
-    def _take(self, wanted: Callable[[Fault | Script], bool]) -> Fault | Script | None:
-        with self._lock:
-            for slot in self._items:
-                item, left = slot
-                if wanted(item):
-                    left[0] -= 1
-                    if left[0] <= 0:
-                        self._items.remove(slot)
-                    return item
-        return None
-
-
-def fault_from_json(data: Mapping[str, Any]) -> Fault:
-    """A fault from a control-API payload, e.g. ``{"kind": "throttle", "retry_after": 2}``."""
-    kind = data.get("kind")
-    if kind not in FAULT_KINDS:
-        raise invalid_param(f"fault kind must be one of {', '.join(FAULT_KINDS)}")
-    if kind == "throttle":
-        data = {"status": 429, "code": THROTTLE_CODE, **data}
-    elif kind == "error" and "code" not in data:
-        data = {**data, "code": _CODES.get(int(data.get("status", 500)), "InternalError")}
-    return _build(Fault, data)
-
-
-def script_from_json(data: Mapping[str, Any]) -> Script:
-    """A script from a control-API payload, e.g. ``{"kind": "fail", "reason": "OOM"}``."""
-    kind = data.get("kind")
-    if kind not in SCRIPT_KINDS:
-        raise invalid_param(f"script kind must be one of {', '.join(SCRIPT_KINDS)}")
-    return _build(SCRIPT_KINDS[kind], {k: v for k, v in data.items() if k != "kind"})
-
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "int": (int,),
-    "float": (int, float),
-    "str": (str,),
-    "str | None": (str, type(None)),
-    "int | None": (int, type(None)),
-}
-
-
-def _build(cls: type[_T], data: Mapping[str, Any]) -> _T:
-    declared = {f.name: str(f.type) for f in fields(cls)}  # type: ignore[arg-type]
-    unknown = set(data) - set(declared)
-    if unknown:
-        raise invalid_param(f"unknown fields: {', '.join(sorted(unknown))}")
-    for name, value in data.items():
-        allowed = _JSON_TYPES.get(declared[name])
-        if allowed and (isinstance(value, bool) or not isinstance(value, allowed)):
-            raise invalid_param(f"{name} must be {declared[name]}, got {value!r}")
-    if int(data.get("times", 1)) < 1:
-        raise invalid_param("times must be at least 1")
-    return cls(**data)
+from .steering.scenarios import (
+    FAULT_KINDS as FAULT_KINDS,
+)
+from .steering.scenarios import (
+    PRE_FAULTS as PRE_FAULTS,
+)
+from .steering.scenarios import (
+    SCRIPT_KINDS as SCRIPT_KINDS,
+)
+from .steering.scenarios import (
+    THROTTLE_CODE as THROTTLE_CODE,
+)
+from .steering.scenarios import (
+    FailJob as FailJob,
+)
+from .steering.scenarios import (
+    Fault as Fault,
+)
+from .steering.scenarios import (
+    FaultKind as FaultKind,
+)
+from .steering.scenarios import (
+    ForceStatus as ForceStatus,
+)
+from .steering.scenarios import (
+    HoldJob as HoldJob,
+)
+from .steering.scenarios import (
+    Output as Output,
+)
+from .steering.scenarios import (
+    Queue as Queue,
+)
+from .steering.scenarios import (
+    QueueFor as QueueFor,
+)
+from .steering.scenarios import (
+    Script as Script,
+)
+from .steering.scenarios import (
+    delay as delay,
+)
+from .steering.scenarios import (
+    drop_after as drop_after,
+)
+from .steering.scenarios import (
+    drop_before as drop_before,
+)
+from .steering.scenarios import (
+    error as error,
+)
+from .steering.scenarios import (
+    fault_from_json as fault_from_json,
+)
+from .steering.scenarios import (
+    malformed as malformed,
+)
+from .steering.scenarios import (
+    passthrough as passthrough,
+)
+from .steering.scenarios import (
+    random_schedule as random_schedule,
+)
+from .steering.scenarios import (
+    script_from_json as script_from_json,
+)
+from .steering.scenarios import (
+    throttle as throttle,
+)

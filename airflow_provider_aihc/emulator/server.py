@@ -8,7 +8,8 @@
 
 HTTP itself (parsing, keep-alive, ``Expect: 100-continue``, limits, refusing smuggled or
 garbled requests with a 400 and a closed connection) is aiohttp's.  This module only
-adapts one aiohttp request to the socket-free :class:`~.app.App` and back, bounds the time
+adapts one aiohttp request to the socket-free :class:`~.http.app.App` and back, bounds the
+time
 a client may take to send its body (:data:`BODY_TIMEOUT_SECONDS`), and carries out the
 two faults only a server can: a late answer (``delay``) and no answer at all (``drop``:
 the connection is aborted).
@@ -27,18 +28,21 @@ import threading
 import uuid
 from collections.abc import Callable, Sequence
 from types import TracebackType
+from typing import Any
 
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-from . import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
-from .app import App
-from .backend import Backend
-from .errors import EmulatorError
-from .execute import ExecuteSettings
-from .jobs import Clock, Progression
-from .pools import Pool
-from .wire import Request, Response, error_response
+from airflow_provider_aihc.emulator import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
+from airflow_provider_aihc.emulator.backend import Backend
+from airflow_provider_aihc.emulator.connection import EmulatorConnection, connection_to
+from airflow_provider_aihc.emulator.state.errors import EmulatorError
+from airflow_provider_aihc.emulator.state.execute import ExecuteSettings
+from airflow_provider_aihc.emulator.state.jobs import Clock, Progression
+from airflow_provider_aihc.emulator.state.pools import Pool
+
+from .http.app import App
+from .http.wire import Request, Response, error_response
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +69,7 @@ class EmulatorServer:
     :param backend: a ready backend, instead of ``progression``/``pools``/``clock``.
     :param body_timeout: seconds a client may take to send a body (then ``408``, closed).
     :param execute: run every job's replicas as local processes (``execute.py``): ``True``
-        or the :class:`~.execute.ExecuteSettings`.  It runs whatever command it is sent, so
+        or the :class:`~.state.execute.ExecuteSettings`.  It runs whatever command it is sent, so
         it binds a loopback address only and refuses the documented default credentials.
     :param allow_default_credentials: execute even with the documented default secret.
     :raises ValueError: ``execute`` with a non-loopback ``host`` or, unless allowed, the
@@ -100,6 +104,7 @@ class EmulatorServer:
         self.host = host
         self.port = port
         self.access_key_id = access_key_id
+        self._secret_access_key = secret_access_key
         self.body_timeout = body_timeout
         self.backend = backend or Backend(
             pools=pools, progression=progression, clock=clock, execute=settings
@@ -126,6 +131,20 @@ class EmulatorServer:
         """``http://host:port`` (the bound port once started)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port}"
+
+    def connection(self, **extra: Any) -> EmulatorConnection:
+        """The Airflow connection that points at this server, its credentials and the
+        default pool: ``.json`` and ``.uri`` are its two forms (``connection.py``).
+
+        :param extra: connection extras (``api_version="v2"``, ``max_retries=1``, …);
+            ``None`` leaves one out.
+        """
+        return connection_to(
+            self.url,
+            access_key_id=self.access_key_id,
+            secret_access_key=self._secret_access_key,
+            **extra,
+        )
 
     # ---- standalone: a coroutine ---------------------------------------------------------
 

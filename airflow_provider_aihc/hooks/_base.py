@@ -1,33 +1,40 @@
-"""Transport for the AIHC hook: connection settings, signing per attempt, retries, errors.
+"""The vocabulary of the AIHC hook and its transport: how an endpoint is declared
+(:class:`Endpoint`, its v2 :class:`Action`, the :class:`Call` a caller makes of it), the
+request one call makes (:class:`ApiRequest`), signing per attempt, retries and errors.
 
-Nothing here knows an AIHC endpoint beyond its :class:`Endpoint` row; ``hooks/aihc.py``
-declares those and parses the answers.  The pure pieces (:func:`prepare`,
-:func:`error_from_response`, :func:`unwrap`, :func:`is_retryable`, :func:`retry_delay`)
-are shared by the sync (``requests``) and async (``aiohttp``) senders of
-``hooks/_transport.py``, which differ only in how they put bytes on the wire.
+An :class:`Endpoint` says everything about one operation that is not a value: its name
+(in errors and logs), the v1 method and path, the v2 :class:`Action`, what it needs (the
+call attributes that carry the pool, the queue id, the job id, the pod, ...), and which
+call attributes become which v1 query arguments.  A :class:`Call` subclass
+(``hooks/calls.py``) adds the values as fields and the model that reads the answer.
+Every call after the create that addresses a job (or lists a pool's jobs) has :data:`QUEUE`
+in its ``needs``: the dialects send its ``queueID``, and on a managed pool
+(:data:`MANAGED_POOLS`) a call that has none is refused before any request
+(:func:`missing_needs`), as Baidu's own client refuses it.
+
+The pure transport pieces (:func:`prepare`, :func:`error_from_response`, :func:`unwrap`,
+:func:`is_retryable`, :func:`retry_delay`) are shared by the sync (``requests``) and async
+(``aiohttp``) senders of ``hooks/_transport.py``, which differ only in how they put bytes
+on the wire.  The connection's settings are read in ``hooks/_connection.py`` (re-exported
+here, where callers have always imported them).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from functools import cached_property
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from airflow_provider_aihc import __version__
 from airflow_provider_aihc.auth.signer import format_timestamp, provider_signed_headers, sign
 from airflow_provider_aihc.exceptions import (
     AIHCApiError,
     AIHCAuthError,
-    AIHCConfigError,
     AIHCError,
     AIHCNotFoundError,
     AIHCResponseError,
@@ -35,22 +42,21 @@ from airflow_provider_aihc.exceptions import (
     AIHCThrottledError,
     AIHCTransportError,
 )
-from airflow_provider_aihc.hooks._conncheck import (
-    host_problems,
-    refuse,
-    value_problems,
-    warn_insecure,
+from airflow_provider_aihc.hooks._connection import API_VERSIONS as API_VERSIONS
+from airflow_provider_aihc.hooks._connection import (
+    DEFAULT_CONNECT_TIMEOUT_SECONDS as DEFAULT_CONNECT_TIMEOUT_SECONDS,
+)
+from airflow_provider_aihc.hooks._connection import DEFAULT_MAX_RETRIES as DEFAULT_MAX_RETRIES
+from airflow_provider_aihc.hooks._connection import (
+    DEFAULT_TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS,
+)
+from airflow_provider_aihc.hooks._connection import MAX_RETRIES_LIMIT as MAX_RETRIES_LIMIT
+from airflow_provider_aihc.hooks._connection import REGION_HOSTS as REGION_HOSTS
+from airflow_provider_aihc.hooks._connection import ConnectionConfig as ConnectionConfig
+from airflow_provider_aihc.hooks._connection import (
+    config_from_connection as config_from_connection,
 )
 
-#: Region → endpoint host (aihc CLI ``configure.py`` ``host_dict``).
-REGION_HOSTS = {
-    "cn-beijing": "aihc.bj.baidubce.com",
-    "cn-baoding": "aihc.bd.baidubce.com",
-    "cn-guangzhou": "aihc.gz.baidubce.com",
-    "cn-wuhan": "aihc.fwh.baidubce.com",
-    "cn-suzhou": "aihc.su.baidubce.com",
-    "cn-yangquan": "aihc.yq.baidubce.com",
-}
 USER_AGENT = f"airflow-provider-aihc/{__version__}"
 #: AIHC error codes that mean the credentials or the signature were refused.
 AUTH_ERROR_CODES = frozenset(
@@ -66,28 +72,57 @@ RETRYABLE_STATUSES = frozenset({429}) | frozenset(range(500, 600))
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
 RETRY_AFTER_CAP_SECONDS = 300.0
-DEFAULT_TIMEOUT_SECONDS = 60.0
-DEFAULT_CONNECT_TIMEOUT_SECONDS = 10.0
-DEFAULT_MAX_RETRIES = 5
-#: The most ``max_retries`` may be: a typo such as ``1e9`` must not mean endless retries.
-MAX_RETRIES_LIMIT = 20
-#: The API generations a connection's extra ``api_version`` may name (``hooks/dialects``).
-API_VERSIONS = ("v1", "v2")
-#: The longest wrong extra value an error message repeats (a region name fits, a key not).
-SHOWN_TEXT_MAX = 12
-#: The number extras: ``(name, default, whole numbers only)``.  A timeout must be > 0
-#: (aiohttp reads 0 as "no timeout"); ``max_retries`` is within 0..MAX_RETRIES_LIMIT.
-NUMBER_EXTRAS: tuple[tuple[str, float, bool], ...] = (
-    ("timeout", DEFAULT_TIMEOUT_SECONDS, False),
-    ("connect_timeout", DEFAULT_CONNECT_TIMEOUT_SECONDS, False),
-    ("max_retries", DEFAULT_MAX_RETRIES, True),
-)
 #: The header that carries the hex SHA-256 of the body; signed like every ``x-bce-*``
 #: header (bce-python-sdk 0.9.79 ``http_headers.BCE_CONTENT_SHA256``, hex digest as
 #: ``utils.get_sha256_from_fp`` computes it for BOS uploads), so the body is signed too.
 CONTENT_SHA256_HEADER = "x-bce-content-sha256"
 
+
+T = TypeVar("T")
 Params = Sequence[tuple[str, str | None]]
+
+#: What a call may need, each named by the call attribute that carries it.
+#: The resource pool of a job call (query ``resourcePoolId``; the hook fills the default).
+POOL = "pool"
+#: The queue id (v1 ``queueID`` on managed pools, v2 ``queueID``): on a managed pool the
+#: queue's id (``aihcq-…``), on a v2 self-managed pool the queue's name.
+QUEUE = "queue_id"
+#: The managed pools: their job calls need the queue id (bce-sdk-go
+#: ``services/aihc/resource/client.go:20-21`` ``SERVERLESS_CLUSTER``/``BHCMP``, refused
+#: without ``queueID`` at ``:175-177``, ``:201-203``, ``:264-266``, ``:291-293``, ``:466-468``;
+#: "托管资源池须填入队列Id": bce-openapi-meta ``i18n/zh-CN/aihc/StopJob.json:4``).
+MANAGED_POOLS = frozenset({"aihc-serverless", "aihc-bhcmp"})
+#: Path arguments: the job, its pod, the pool and queue of a pool or queue call.
+JOB = "job_id"
+POD = "pod_name"
+POOL_ID = "pool_id"
+QUEUE_NAME = "queue_name"
+PATH_ARGS = (JOB, POD, POOL_ID, QUEUE_NAME)
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """An endpoint's v2 action (``?action=<name>``), built from the call's v1 arguments.
+
+    :param name: the action, e.g. ``DescribeJobLogs``.
+    :param fields: v1 query arguments a job action's body carries under the same name.
+    :param fixed: ``(field, value)`` every request of the action carries.
+    :param query: a pool or queue action: ``GET`` with query arguments, no body.
+    :param ids: ``(path argument, query argument)`` a query action sends its ids as.
+    :param paged: ``pageNo``/``pageSize`` are sent as ``pageNumber``/``pageSize``.
+    :param shape: a body the dialect builds itself (``create``, ``list``, ``batch``).
+    :param answer: how the flat answer reads back into v1 form (``job``, ``jobs``,
+        ``pool``, ``pools``, ``queue``, ``queues``); ``None``: as it is.
+    """
+
+    name: str
+    fields: tuple[str, ...] = ()
+    fixed: tuple[tuple[str, Any], ...] = ()
+    query: bool = False
+    ids: tuple[tuple[str, str], ...] = ()
+    paged: bool = False
+    shape: str | None = None
+    answer: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,15 +130,72 @@ class Endpoint:
     """One AIHC API operation.
 
     :param operation: the name used in errors and logs, e.g. ``GetJob``.
-    :param method: the HTTP method.
-    :param path: the path template, e.g. ``/api/v1/aijobs/{job_id}``.
+    :param method: the v1 HTTP method.
+    :param path: the v1 path template, e.g. ``/api/v1/aijobs/{job_id}``.
     :param retryable: whether a failed attempt may be sent again (never for create).
+    :param needs: the call attributes the request needs (:data:`POOL`, :data:`JOB`, ...).
+    :param query: ``(call attribute, v1 query argument)``, sent when the value is set.
+    :param v1_drops: v1 query arguments v1 cannot send (the hook filters instead).
+    :param v2: the v2 action (``None``: the endpoint has none).
+    :param v1: whether v1 defines the operation (``False``: only v2 does, and the v1
+        dialect refuses it before sending).
     """
 
     operation: str
     method: str
     path: str
     retryable: bool = True
+    needs: tuple[str, ...] = ()
+    query: tuple[tuple[str, str], ...] = ()
+    v1_drops: tuple[str, ...] = ()
+    v2: Action | None = None
+    v1: bool = True
+
+
+class Call(Generic[T]):
+    """One call of an endpoint: the subclass declares :attr:`endpoint` and :attr:`model`,
+    its dataclass fields carry the values (named as in ``needs`` and ``query``)."""
+
+    __slots__ = ()
+    endpoint: ClassVar[Endpoint]
+    #: The pydantic model that reads the answer (in v1 wire form).
+    model: ClassVar[Any]
+
+    def read(self, data: Any) -> T:
+        """The typed answer."""
+        return cast("T", self.model.model_validate(data))
+
+    def path_args(self) -> dict[str, str]:
+        """The v1 path's arguments."""
+        return {name: getattr(self, name) for name in self.endpoint.needs if name in PATH_ARGS}
+
+    def params(self) -> Params:
+        """The v1 query arguments whose value is set (not ``None``, not empty): bce-sdk-go's
+        ``WithQueryParamFilter`` leaves an empty value out the same way
+        (``services/aihc/resource/client.go``, every job call)."""
+        pairs = ((wire, getattr(self, attr)) for attr, wire in self.endpoint.query)
+        return [(wire, str(value)) for wire, value in pairs if value is not None and value != ""]
+
+    def payload(self) -> Any:
+        """The JSON body in v1 wire form (``None``: none)."""
+        return None
+
+
+def missing_needs(call: Call[Any], pool: str | None = None) -> list[str]:
+    """The needs of ``call`` it lacks, besides the pool (which the hook defaults) and the
+    path arguments (which the dialects check, naming them).
+
+    :param pool: the call's resolved pool: :data:`QUEUE` is a need only on a managed one
+        (a self-managed pool finds a job by its id; v2 then names the ``default`` queue).
+    """
+    skip = (POOL, *PATH_ARGS) if is_managed_pool(pool) else (POOL, QUEUE, *PATH_ARGS)
+    return [n for n in call.endpoint.needs if n not in skip and not getattr(call, n, None)]
+
+
+def is_managed_pool(pool: str | None) -> bool:
+    """Whether ``pool`` is a managed pool (:data:`MANAGED_POOLS`), whose job calls need the
+    queue id."""
+    return pool in MANAGED_POOLS
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,196 +222,6 @@ class Attempt:
     def url(self) -> str:
         """The whole URL."""
         return self.base_url + self.target
-
-
-@dataclass(frozen=True)
-class ConnectionConfig:
-    """Settings read from an ``aihc`` connection; secrets stay out of ``repr``.
-
-    :param base_url: ``scheme://host[:port]``.
-    :param access_key_id: the Access Key ID.
-    :param secret_access_key: the Secret Access Key.
-    :param security_token: the STS token, if any.
-    :param resource_pool_id: the default resource pool.
-    :param timeout: read timeout of one attempt, in seconds.
-    :param connect_timeout: connect timeout of one attempt, in seconds.
-    :param max_retries: attempts after the first for retryable calls.
-    :param api_version: the API generation spoken: ``v1`` (REST paths) or ``v2`` (actions).
-    :param user_id: the AIHC user the credentials belong to (the ``ai-user-id`` label AIHC
-        puts on that user's jobs), if the connection says; adoption then also requires it.
-    """
-
-    base_url: str
-    access_key_id: str
-    secret_access_key: str = field(repr=False)
-    security_token: str | None = field(default=None, repr=False)
-    resource_pool_id: str | None = None
-    timeout: float = DEFAULT_TIMEOUT_SECONDS
-    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_SECONDS
-    max_retries: int = DEFAULT_MAX_RETRIES
-    api_version: str = "v1"
-    user_id: str | None = None
-
-    @cached_property
-    def host_header(self) -> str:
-        """The ``Host`` value: the netloc, without the scheme's default port."""
-        parts = urlsplit(self.base_url)
-        default_port = {"http": 80, "https": 443}[parts.scheme]
-        host = parts.hostname or ""
-        return host if parts.port in (None, default_port) else f"{host}:{parts.port}"
-
-
-def config_from_connection(conn: Any) -> ConnectionConfig:
-    """Read an ``aihc`` Airflow connection.
-
-    :param conn: an Airflow ``Connection``.
-    :raises AIHCConfigError: naming the field that is missing or wrong.
-    """
-    extra: Mapping[str, Any] = conn.extra_dejson or {}
-    problems = header_problems(conn, extra)
-    if problems:  # checked first: a broken value must not reach the parsing below
-        raise refuse(conn.conn_id, problems)
-    if not conn.login:
-        problems.append("login (the Access Key ID) is empty")
-    if not conn.password:
-        problems.append("password (the Secret Access Key) is empty")
-    try:
-        region = _choice_extra(extra, "region", tuple(REGION_HOSTS)) if not conn.host else None
-        base_url = _base_url(conn.host, conn.port, region, extra)
-    except AIHCConfigError as err:
-        problems.append(str(err))
-        base_url = ""
-    numbers: dict[str, float] = {}
-    api_version = "v1"
-    for key, default, whole in NUMBER_EXTRAS:
-        try:
-            numbers[key] = _number_extra(extra, key, default, whole=whole)
-        except AIHCConfigError as err:
-            problems.append(str(err))
-    try:
-        api_version = _choice_extra(extra, "api_version", API_VERSIONS) or "v1"
-    except AIHCConfigError as err:
-        problems.append(str(err))
-    if problems:
-        raise refuse(conn.conn_id, problems)
-    warn_insecure(conn.conn_id, base_url)
-    return ConnectionConfig(
-        base_url=base_url,
-        access_key_id=conn.login,
-        secret_access_key=conn.password,
-        security_token=extra.get("security_token") or None,
-        resource_pool_id=extra.get("resource_pool_id") or None,
-        timeout=numbers["timeout"],
-        connect_timeout=numbers["connect_timeout"],
-        max_retries=int(numbers["max_retries"]),
-        api_version=api_version,
-        user_id=str(extra.get("user_id") or "").strip() or None,
-    )
-
-
-def header_problems(conn: Any, extra: Mapping[str, Any]) -> list[str]:
-    """The connection fields whose value would break a request header or the signature: a
-    line break, leading or trailing whitespace, a non-printable or non-ASCII character
-    (named, their values never shown: a header injection or a pasted secret).
-
-    :param conn: an Airflow ``Connection``.
-    :param extra: its extras.
-    """
-    fields = {
-        "login (the Access Key ID)": conn.login,
-        "host": conn.host,
-        "extra region": None if _is_blank(extra.get("region")) else extra.get("region"),
-        "extra security_token": extra.get("security_token"),
-    }
-    secret = {"password (the Secret Access Key)": conn.password}
-    return value_problems(fields) + value_problems(secret, header=False)
-
-
-def _number_extra(extra: Mapping[str, Any], key: str, default: float, *, whole: bool) -> float:
-    """A number extra: empty (absent, ``null``, ``""``, as connection forms save a field
-    left blank) means ``default``.
-
-    :raises AIHCConfigError: naming the extra and what it may be.
-    """
-    value: Any = extra.get(key)
-    if _is_blank(value):
-        return default
-    number = math.nan
-    if not isinstance(value, bool):
-        with contextlib.suppress(TypeError, ValueError, OverflowError):
-            number = float(value)
-    if whole and math.isfinite(number) and number.is_integer() and number >= 0:
-        if number <= MAX_RETRIES_LIMIT:
-            return number
-    elif not whole and math.isfinite(number) and number > 0:
-        return number
-    allowed = (
-        f"a whole number from 0 to {MAX_RETRIES_LIMIT}" if whole else "a number of seconds > 0"
-    )
-    raise AIHCConfigError(
-        f"extra {key} must be {allowed}, or empty for the default {default:g}; got {_shown(value)}"
-    )
-
-
-def _choice_extra(extra: Mapping[str, Any], key: str, allowed: Sequence[str]) -> str | None:
-    """A choice extra, trimmed and lowercased; ``None`` when empty (absent, ``null``, ``""``).
-
-    :raises AIHCConfigError: naming the extra and the values it may take.
-    """
-    value = extra.get(key)
-    if _is_blank(value):
-        return None
-    if isinstance(value, str) and value.strip().lower() in allowed:
-        return value.strip().lower()
-    raise AIHCConfigError(
-        f"extra {key} must be one of {', '.join(allowed)}, or empty; got {_shown(value)}"
-    )
-
-
-def _is_blank(value: object) -> bool:
-    """An extra left empty: absent, ``null`` or blank text (connection forms save these)."""
-    return value is None or (isinstance(value, str) and not value.strip())
-
-
-def _shown(value: object) -> str:
-    """A wrong extra's value for an error message: numbers and short text as they are;
-    anything longer only by its type and length (it may be a key or token pasted into the
-    wrong field)."""
-    if isinstance(value, bool | int | float) or (
-        isinstance(value, str) and len(value) <= SHOWN_TEXT_MAX
-    ):
-        return repr(value)
-    length = f" of {len(value)} characters" if isinstance(value, str) else ""
-    return f"a {type(value).__name__}{length}"
-
-
-def _base_url(
-    host: str | None, port: int | None, region: str | None, extra: Mapping[str, Any]
-) -> str:
-    if not host:
-        if not region:
-            raise AIHCConfigError(
-                f"host is empty and extra region is not set (one of {', '.join(REGION_HOSTS)})"
-            )
-        host = REGION_HOSTS[region]
-    if "://" not in host:
-        host = "https://" + host
-    parts = urlsplit(host)
-    if "@" in parts.netloc:
-        raise AIHCConfigError("; ".join(host_problems(parts, extra)))
-    try:
-        parts.port  # noqa: B018 - raises ValueError on a port that is not 0-65535
-    except ValueError:
-        raise AIHCConfigError(f"host has an invalid port, got {host!r}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise AIHCConfigError(f"host must be a host name or an http(s) URL, got {host!r}")
-    problems = host_problems(parts, extra)
-    if problems:  # before any message below repeats the host
-        raise AIHCConfigError("; ".join(problems))
-    if parts.path not in ("", "/") or parts.query:
-        raise AIHCConfigError(f"host must not carry a path or query, got {host!r}")
-    netloc = parts.netloc if parts.port or not port else f"{parts.netloc}:{port}"
-    return f"{parts.scheme}://{netloc}"
 
 
 def prepare(config: ConnectionConfig, request: ApiRequest, now: float) -> Attempt:

@@ -55,6 +55,7 @@ def job_lineage(
     with_inputs: bool,
     log: Log,
     summary: Mapping[str, Any] | None = None,
+    queue_id: str | None = None,
 ) -> JobLineage:
     """The lineage of a task that created or watched ``job_id``.
 
@@ -65,6 +66,8 @@ def job_lineage(
     :param with_inputs: report the job's datasources as inputs (the task that created it).
     :param log: where a failed lookup is reported (lineage never fails a task).
     :param summary: the ``job_summary`` the task pushed (masked), if it waited.
+    :param queue_id: the job's queue, which a managed pool's ``GetJob`` requires (without
+        it, the read is refused and the lineage keeps only the job's id).
     """
     outputs = outlet_datasets(outlets)
     if not job_id:
@@ -73,7 +76,7 @@ def job_lineage(
         EXTERNAL_FACET_KEY: ExternalQueryRunFacet(externalQueryId=job_id, source=EXTERNAL_SOURCE)
     }
     try:
-        job = hook.get_job(job_id, resource_pool_id)
+        job = hook.get_job(job_id, resource_pool_id, queue_id=queue_id)
     except AIHCError as err:
         log.warning("OpenLineage: could not read AIHC job %s (%s): its id only", job_id, err)
         return OperatorLineage(outputs=outputs, run_facets=external)

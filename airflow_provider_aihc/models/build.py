@@ -25,6 +25,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ValidationError
 
 from airflow_provider_aihc.exceptions import AIHCValidationError
+from airflow_provider_aihc.job_parameters import BUILDER_PARAMETERS, field, param_docs
 from airflow_provider_aihc.models._base import show, wire_name
 from airflow_provider_aihc.models._errors import describe_error
 from airflow_provider_aihc.models.request import CROSS_FIELD_ERROR, CreateJobRequest, JobSpec
@@ -34,42 +35,11 @@ __all__ = ["PARAMETER_PATHS", "build_create_request"]
 Loc = tuple[str | int, ...]
 
 PARAMETER_PATHS: dict[str, tuple[str, ...]] = {
-    "name": ("name",),
-    "job_queue": ("queue",),
-    "job_framework": ("jobFramework",),
-    "priority": ("priority",),
-    "labels": ("labels",),
-    "datasources": ("datasources",),
-    "fault_tolerance": ("faultTolerance",),
-    "fault_tolerance_config": ("faultToleranceConfig",),
-    "enable_bccl": ("enableBccl",),
-    "tensorboard_config": ("tensorboardConfig",),
-    "alert_config": ("alertConfig",),
-    "retention_period": ("retentionPeriod",),
-    "image": ("jobSpec", "image"),
-    "command": ("jobSpec", "command"),
-    "replicas": ("jobSpec", "replicas"),
-    "job_resources": ("jobSpec", "resources"),
-    "envs": ("jobSpec", "envs"),
-    "enable_rdma": ("jobSpec", "enableRDMA"),
-    "image_config": ("jobSpec", "imageConfig"),
-    "host_network": ("jobSpec", "hostNetwork"),
-    "privileged": ("jobSpec", "privileged"),
+    name: field(name).path for name in BUILDER_PARAMETERS
 }
 """Operator parameter → wire path of the request field it sets."""
 
-_STRUCTURED = frozenset(
-    {
-        "labels",
-        "datasources",
-        "fault_tolerance_config",
-        "tensorboard_config",
-        "alert_config",
-        "job_resources",
-        "envs",
-        "image_config",
-    }
-)
+_STRUCTURED = frozenset(name for name in BUILDER_PARAMETERS if field(name).structured)
 _NOT_GIVEN_TEXT = frozenset({"", "None", "null"})
 _SPEC = "jobSpec"
 _UNPARSEABLE = object()  # a text value that failed to parse (already reported)
@@ -78,91 +48,32 @@ _UNPARSEABLE = object()  # a text value that failed to parse (already reported)
 def build_create_request(
     body: Mapping[str, Any] | str | CreateJobRequest | None = None,
     *,
-    name: str | None = None,
-    image: str | None = None,
-    command: str | None = None,
-    job_queue: str | None = None,
-    replicas: int | str | None = None,
-    job_resources: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    envs: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    priority: str | None = None,
-    job_framework: str | None = None,
-    enable_rdma: bool | str | None = None,
-    datasources: Sequence[Mapping[str, Any]] | Mapping[str, Any] | str | None = None,
-    labels: Mapping[str, Any] | Sequence[Mapping[str, Any]] | str | None = None,
-    fault_tolerance: bool | str | None = None,
-    fault_tolerance_config: Mapping[str, Any] | str | None = None,
-    enable_bccl: bool | str | None = None,
-    image_config: Mapping[str, Any] | str | None = None,
-    host_network: bool | str | None = None,
-    privileged: bool | str | None = None,
-    tensorboard_config: Mapping[str, Any] | str | None = None,
-    alert_config: Mapping[str, Any] | str | None = None,
-    retention_period: str | None = None,
     default_name: str | None = None,
+    **parameters: Any,
 ) -> CreateJobRequest:
     """Merge the named parameters over ``body`` and validate the create-job request.
 
     ``None`` means "not given".  A named parameter overrides the same field of ``body``;
     ``queue`` (``default``), ``jobFramework`` (``PyTorchJob``), ``priority`` (``normal``)
     and ``jobSpec.replicas`` (1) default only when neither gives a value.  ``body`` is
-    never modified.
+    never modified.  The named parameters are :data:`BUILDER_PARAMETERS
+    <airflow_provider_aihc.job_parameters.BUILDER_PARAMETERS>`, each the field of its row in
+    :data:`~airflow_provider_aihc.job_parameters.JOB_FIELDS`; dict and list ones may be
+    text.
 
     :param body: a whole create request in wire (camelCase) form: a mapping, a JSON string
         (a rendered ``.json`` file or an XCom value), or a :class:`CreateJobRequest`.
-    :param name: job name (``name``): lowercase letters, digits and ``-``, at most 50.
-    :param image: container image (``jobSpec.image``).
-    :param command: command the replicas run (``jobSpec.command``).
-    :param job_queue: AIHC queue (``queue``).
-    :param replicas: number of replicas, >= 1 (``jobSpec.replicas``).
-    :param job_resources: resources per replica (``jobSpec.resources``):
-        ``{"baidu.com/a800_80g_cgpu": 8, "cpu": 1.5}`` or ``[{"name", "quantity"}]``.
-    :param envs: environment (``jobSpec.envs``): ``{"NAME": "value"}`` or
-        ``[{"name", "value"}]``; number and boolean values are sent as strings.
-    :param priority: ``high``, ``normal`` or ``low`` (``priority``).
-    :param job_framework: ``PyTorchJob`` or ``MPIJob`` (``jobFramework``); with
-        ``api_version`` v2 also ``TFJob`` or ``RayJob``.
-    :param enable_rdma: use RDMA (``jobSpec.enableRDMA``).
-    :param datasources: volumes (``datasources``): a list of ``{type, name, mountPath,
-        sourcePath, options}`` with camelCase or snake_case keys.
-    :param labels: job labels (``labels``): ``{"key": "value"}`` or ``[{"key", "value"}]``.
-    :param fault_tolerance: restart on faults (``faultTolerance``).
-    :param fault_tolerance_config: advanced fault tolerance (``faultToleranceConfig``).
-    :param enable_bccl: inject BCCL (``enableBccl``); needs >= 2 replicas, RDMA, 8 GPUs each.
-    :param image_config: registry credentials ``{username, password}`` (``jobSpec.imageConfig``).
-    :param host_network: use the host network (``jobSpec.hostNetwork``).
-    :param privileged: run privileged (``jobSpec.privileged``).
-    :param tensorboard_config: ``{enableTensorboard, logPath}`` (``tensorboardConfig``).
-    :param alert_config: alert rule (``alertConfig``).
-    :param retention_period: how long AIHC keeps the ended job, e.g. ``1d``
-        (``retentionPeriod``, both dialects).
     :param default_name: the name to use when neither ``name`` nor ``body`` gives one (the
         operator's deterministic per-task-instance name).
+    {job_parameters}
     :raises AIHCValidationError: listing every problem as ``(field, problem)``.
+    :raises TypeError: a parameter that is no field's (a programming error, as Python's own).
     """
-    named: dict[str, object] = {
-        "name": name,
-        "image": image,
-        "command": command,
-        "job_queue": job_queue,
-        "replicas": replicas,
-        "job_resources": job_resources,
-        "envs": envs,
-        "priority": priority,
-        "job_framework": job_framework,
-        "enable_rdma": enable_rdma,
-        "datasources": datasources,
-        "labels": labels,
-        "fault_tolerance": fault_tolerance,
-        "fault_tolerance_config": fault_tolerance_config,
-        "enable_bccl": enable_bccl,
-        "image_config": image_config,
-        "host_network": host_network,
-        "privileged": privileged,
-        "tensorboard_config": tensorboard_config,
-        "alert_config": alert_config,
-        "retention_period": retention_period,
-    }
+    unknown = sorted(set(parameters) - set(PARAMETER_PATHS))
+    if unknown:
+        raise TypeError(f"build_create_request() got an unexpected keyword argument {unknown[0]!r}")
+    named = {param: parameters.get(param) for param in BUILDER_PARAMETERS}
+    name = named["name"]
     errors: list[tuple[str, str]] = []
     payload = _load_body(body, errors)
     body_failed = bool(errors)
@@ -385,3 +296,8 @@ def _submodel(annotation: object) -> type[BaseModel] | None:
         if found:
             return found
     return None
+
+
+build_create_request.__doc__ = (build_create_request.__doc__ or "").replace(
+    "    {job_parameters}", param_docs(BUILDER_PARAMETERS, operator=False)
+)

@@ -62,3 +62,21 @@ def _seconds(value: Any) -> float:
     except (TypeError, ValueError, OverflowError):
         return math.nan
     return seconds if math.isfinite(seconds) else math.nan
+
+
+def managed_queue_problems(pool: str | None, queue: str | None) -> list[tuple[str, str]]:
+    """``[("queue (job_queue)", problem)]`` when ``pool`` is a managed pool and ``queue``
+    names no queue id: every call after the create must carry the queue's id there
+    (bce-sdk-go ``services/aihc/resource/client.go:175-177``; "托管资源池须填入队列Id":
+    bce-openapi-meta ``i18n/zh-CN/aihc/StopJob.json:4``), and ``default`` is a name."""
+    from airflow_provider_aihc.hooks._base import is_managed_pool
+
+    if not is_managed_pool(pool) or (queue and queue != "default"):
+        return []
+    return [
+        (
+            "queue (job_queue)",
+            f"resource pool {pool!r} is managed: job_queue must be the id of one of its "
+            f"queues (aihcq-...), which AIHC needs on every call for the job; got {queue!r}",
+        )
+    ]

@@ -21,7 +21,12 @@ if TYPE_CHECKING:
 
 
 def stop_from_own_thread(
-    hook: AIHCHook, job_id: str, pool: str | None, log: Log, wait_seconds: float
+    hook: AIHCHook,
+    job_id: str,
+    pool: str | None,
+    log: Log,
+    wait_seconds: float,
+    queue_id: str | None = None,
 ) -> None:
     """Stop a job from a thread of its own, on a copy of ``hook`` with its own HTTP
     session, and wait at most ``wait_seconds`` for the answer.
@@ -36,7 +41,7 @@ def stop_from_own_thread(
         own = copy.copy(hook)
         own.__dict__.pop("session", None)  # its own connections, not the main thread's
         try:
-            own.stop_job(job_id, pool)
+            own.stop_job(job_id, pool, queue_id=queue_id)
         except Exception:
             answered.set()
             log.exception("Task killed, but AIHC job %s could not be stopped", job_id)  # type: ignore[attr-defined]
@@ -51,7 +56,7 @@ def stop_from_own_thread(
 class _JobActionOperator(BaseOperator):
     """Base of the operators that act on one existing job."""
 
-    template_fields: Sequence[str] = ("job_id", "resource_pool_id")
+    template_fields: Sequence[str] = ("job_id", "resource_pool_id", "job_queue")
 
     def __init__(
         self,
@@ -59,12 +64,14 @@ class _JobActionOperator(BaseOperator):
         job_id: str,
         resource_pool_id: str | None = None,
         aihc_conn_id: str = "aihc_default",
+        job_queue: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.job_id = job_id
         self.resource_pool_id = resource_pool_id
         self.aihc_conn_id = aihc_conn_id
+        self.job_queue = job_queue or None
 
     @cached_property
     def hook(self) -> AIHCHook:
@@ -82,14 +89,18 @@ class AIHCStopJobOperator(_JobActionOperator):
     :param job_id: the job, e.g. ``"{{ ti.xcom_pull(task_ids='train') }}"`` (templated).
     :param resource_pool_id: its pool; defaults to the connection's (templated).
     :param aihc_conn_id: the ``aihc`` connection.
+    :param job_queue: the job's queue as AIHC addresses it (templated): the queue id on a
+        managed pool, which AIHC refuses a call without; the queue name on a v2
+        self-managed pool, e.g. ``"{{ ti.xcom_pull(task_ids='train', key='job_queue') }}"``.
     """
 
     def execute(self, context: Context) -> str:
-        job = self.hook.get_job(self.job_id, self.resource_pool_id)
+        queue = self.job_queue
+        job = self.hook.get_job(self.job_id, self.resource_pool_id, queue_id=queue)
         if job.is_terminal:
             self.log.info("AIHC job %s already ended %s; nothing to stop", self.job_id, job.status)
             return self.job_id
-        self.hook.stop_job(self.job_id, self.resource_pool_id)
+        self.hook.stop_job(self.job_id, self.resource_pool_id, queue_id=queue)
         self.log.info("Stopped AIHC job %s (was %s)", self.job_id, job.status)
         return self.job_id
 
@@ -100,13 +111,15 @@ class AIHCDeleteJobOperator(_JobActionOperator):
     :param job_id: the job (templated).
     :param resource_pool_id: its pool; defaults to the connection's (templated).
     :param aihc_conn_id: the ``aihc`` connection.
+    :param job_queue: the job's queue as AIHC addresses it (templated; see
+        :class:`AIHCStopJobOperator`).
     """
 
     def execute(self, context: Context) -> str:
         from airflow_provider_aihc.exceptions import AIHCNotFoundError
 
         try:
-            self.hook.delete_job(self.job_id, self.resource_pool_id)
+            self.hook.delete_job(self.job_id, self.resource_pool_id, queue_id=self.job_queue)
         except AIHCNotFoundError:
             self.log.info("AIHC job %s does not exist; nothing to delete", self.job_id)
         else:

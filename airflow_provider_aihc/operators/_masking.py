@@ -25,13 +25,23 @@ import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from airflow_provider_aihc.job_parameters import field as job_field
+
 #: A ``body`` naming a file to load, relative to the DAG folder or ``template_searchpath``.
 BODY_FILE_EXTENSION = ".json"
-_IMAGE_CONFIG_KEYS = frozenset({"imageConfig", "image_config"})
+
+
+def _spellings(name: str) -> frozenset[str]:
+    """A field's accepted keys in a body: its wire name and its snake_case name."""
+    row = job_field(name)
+    return frozenset({(row.v1 or row.v2 or (name,))[-1], name})
+
+
+_IMAGE_CONFIG_KEYS = _spellings("image_config")
 #: A v1 ``codeSource`` carries a BOS temporary token (bce-sdk-go ``CodeSourceV3``).
-_CODE_SOURCE_KEYS = frozenset({"codeSource", "code_source"})
+_CODE_SOURCE_KEYS = _spellings("code_source")
 _TOKEN_KEYS = ("bosTemporaryToken", "bos_temporary_token")
-_ENVS_KEY = "envs"
+_ENVS_KEY = (job_field("envs").v1 or ())[-1]
 #: Nesting walked at most (a body is a few levels deep; the validation refuses deeper).
 _MAX_DEPTH = 32
 
@@ -106,15 +116,19 @@ def mask_job_secrets(operator: Any) -> None:
 
 
 def job_secrets(operator: Any) -> list[Secret]:
-    """``(value, name)`` of every registry password (``name`` ``None``: always secret) and
-    every env var (``name`` its name) of the operator's rendered fields."""
-    from airflow_provider_aihc.operators.aihc import JOB_PARAMETERS
+    """``(value, name)`` of every registry password and BOS temporary token (``name``
+    ``None``: always secret) and every env var (``name`` its name) of the operator's
+    rendered fields."""
+    from airflow_provider_aihc.job_parameters import JOB_PARAMETERS
 
     found: list[Secret] = list(_validated_secrets(operator, JOB_PARAMETERS))
     found += _walk(_parsed(operator.body), 0)
     config = _parsed(operator.image_config)
     if isinstance(config, Mapping):
         found += _password(config)
+    source = _parsed(operator.code_source)
+    if isinstance(source, Mapping):
+        found += _bos_token(source)
     found += _env_values(_parsed(operator.envs))
     unique: dict[tuple[str, str | None], Secret] = {}
     for value, name in found:
@@ -173,7 +187,7 @@ def _walk(value: object, depth: int) -> list[Secret]:
             if key in _IMAGE_CONFIG_KEYS and isinstance(item, Mapping):
                 found += _password(item)
             elif key in _CODE_SOURCE_KEYS and isinstance(item, Mapping):
-                found += [(_text(item[k]), None) for k in _TOKEN_KEYS if item.get(k) is not None]
+                found += _bos_token(item)
             elif key == _ENVS_KEY:
                 found += _env_values(item)
             found += _walk(item, depth + 1)
@@ -186,6 +200,10 @@ def _walk(value: object, depth: int) -> list[Secret]:
 def _password(config: Mapping[Any, Any]) -> list[Secret]:
     password = config.get("password")
     return [] if password is None else [(_text(password), None)]
+
+
+def _bos_token(source: Mapping[Any, Any]) -> list[Secret]:
+    return [(_text(source[key]), None) for key in _TOKEN_KEYS if source.get(key) is not None]
 
 
 def _env_values(envs: object) -> list[Secret]:

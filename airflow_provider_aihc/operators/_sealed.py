@@ -63,6 +63,15 @@ class SealedAttribute:
         obj.__dict__[STORE] = Sealed({**_store(obj).values, self.name: value})
 
 
+def seal(owner: type, names: tuple[str, ...]) -> None:
+    """Make each of ``names`` a :class:`SealedAttribute` of ``owner`` (the operator's
+    parameters whose rows in ``job_parameters`` say ``sealed``)."""
+    for name in names:
+        attribute = SealedAttribute()
+        attribute.__set_name__(owner, name)
+        setattr(owner, name, attribute)
+
+
 def _store(obj: object) -> Sealed:
     """The object's store (an empty one when none was written yet)."""
     store = obj.__dict__.get(STORE)

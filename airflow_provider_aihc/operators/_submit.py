@@ -45,6 +45,7 @@ from airflow_provider_aihc.exceptions import (
     AIHCThrottledError,
     AIHCTransportError,
 )
+from airflow_provider_aihc.hooks._base import is_managed_pool
 from airflow_provider_aihc.operators._identity import (
     DAG_LABEL,
     RUN_LABEL,
@@ -273,7 +274,9 @@ class JobSubmitter:
         """After a 409: adopt the job holding the name if this series created it (an earlier
         attempt landed unseen); create under a fresh name if this connection did not create
         it (squatted); else fail for good, naming who holds it."""
-        jobs = self.hook.list_job_summaries(self.pool, name_keyword=request.name)
+        # A name is held pool-wide; a managed pool lists one queue at a time (its id).
+        queue = request.queue if is_managed_pool(self.pool) else None
+        jobs = self.hook.list_job_summaries(self.pool, queue=queue, name_keyword=request.name)
         holder = next((job for job in jobs if job.name == request.name), None)
         if holder is None:  # gone since: a retry may create it
             raise error

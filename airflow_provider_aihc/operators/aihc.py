@@ -13,13 +13,19 @@ from datetime import timedelta
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from airflow_provider_aihc.job_parameters import (
+    JOB_FIELDS,
+    JOB_PARAMETERS,
+    SEALED_PARAMETERS,
+    param_docs,
+)
 from airflow_provider_aihc.links.aihc import AIHCJobLink
 from airflow_provider_aihc.operators._job_actions import (
     AIHCDeleteJobOperator,
     AIHCStopJobOperator,
 )
 from airflow_provider_aihc.operators._masking import BODY_FILE_EXTENSION  # noqa: F401 - kept here
-from airflow_provider_aihc.operators._sealed import SealedAttribute
+from airflow_provider_aihc.operators._sealed import SealedAttribute, seal
 from airflow_provider_aihc.version_compat import (
     BaseOperator,
     Context,
@@ -42,39 +48,40 @@ DEFER_METHOD_NAME = "execute_complete"
 XCOM_JOB_ID = "job_id"
 XCOM_JOB_NAME = "job_name"
 XCOM_RESOURCE_POOL_ID = "resource_pool_id"
+#: The job's queue as AIHC addresses it (a managed pool's queue id, else the queue name).
+XCOM_JOB_QUEUE = "job_queue"
 #: How long ``on_kill`` (in Airflow's SIGTERM handler) waits for its stop to be answered.
 ON_KILL_WAIT_SECONDS = 30.0
+#: The most the wait ends before ``execution_timeout``, leaving time to stop the job in
+#: order.
+EXECUTION_TIMEOUT_MARGIN_SECONDS = 30.0
 
-#: Operator parameters that are fields of the create request (all templated).
-JOB_PARAMETERS = (
-    "name",
-    "image",
-    "command",
-    "job_queue",
-    "replicas",
-    "job_resources",
-    "envs",
-    "priority",
-    "job_framework",
-    "enable_rdma",
-    "datasources",
-    "labels",
-    "fault_tolerance",
-    "fault_tolerance_config",
-    "enable_bccl",
-    "image_config",
-    "tensorboard_config",
-    "alert_config",
-    "retention_period",
-)
+
+def ahead_of_execution_timeout(seconds: float) -> float:
+    """How long to wait under an ``execution_timeout`` of ``seconds``: a tenth less (at
+    least 2 s, at most :data:`EXECUTION_TIMEOUT_MARGIN_SECONDS`, never over half of it).
+
+    Airflow enforces ``execution_timeout`` with ``SIGALRM``, whose handler raises wherever
+    the main thread is: inside a request to AIHC, a log write or one of Airflow's own
+    calls (an XCom push, a state update).  Ending the wait first stops the job (when
+    ``cancel_on_kill``) and fails the task with the job's timeout, in order; the alarm is
+    then only a backstop (and ``on_kill`` its stop).
+    """
+    margin = min(EXECUTION_TIMEOUT_MARGIN_SECONDS, max(2.0, seconds / 10), seconds / 2)
+    return seconds - margin
 
 
 class AIHCCreateJobOperator(BaseOperator):
     """Create an AIHC training job, once per task instance, and optionally wait for it.
 
     Named parameters fill and override ``body``; ``None`` means "not given".  Every job
-    parameter is templated.  The job id is the return value (XCom ``return_value``); the
-    job's id, name and pool are also pushed as ``job_id``, ``job_name``, ``resource_pool_id``.
+    parameter is templated (the job parameters are the rows of
+    :data:`~airflow_provider_aihc.job_parameters.JOB_FIELDS`).  The job id is the return
+    value (XCom ``return_value``); the job's id, name, pool and queue are also pushed as
+    ``job_id``, ``job_name``, ``resource_pool_id``, ``job_queue``.  Every call after the
+    create names the job's queue (on a managed pool, ``aihc-serverless`` or ``aihc-bhcmp``,
+    ``job_queue`` must be the id of one of its queues, ``aihcq-…``: checked before any
+    request).
 
     A retry adopts the job an earlier try of the same *try series* created while it is
     alive or has succeeded (found by the task instance's labels), and creates a fresh one,
@@ -86,41 +93,9 @@ class AIHCCreateJobOperator(BaseOperator):
 
     .. seealso:: https://cloud.baidu.com/doc/AIHC/s/pmb0c0o9q (创建训练任务)
 
-    :param name: job name; lowercase letters, digits and ``-``, at most 50 (templated).
-        Default: ``<task id>-<hash of the task instance>``, unique per task instance.  A
-        given name must be unique per run too (e.g. derived from ``run_id``): ``ds`` is
-        missing from runs without a logical date (manual, API and asset-triggered runs on
-        Airflow 3).
-    :param image: container image (templated).
-    :param command: command every replica runs (templated).
     :param resource_pool_id: the pool; defaults to the connection's ``resource_pool_id``
         (templated).
-    :param job_queue: AIHC queue, AIHC's ``queue``; ``default`` unless ``body`` sets it
-        (templated).  Not ``queue``: that is the Celery queue of the task itself.
-    :param replicas: number of replicas, >= 1; 1 unless ``body`` sets it (templated).
-    :param job_resources: resources per replica, AIHC's ``resources``, e.g.
-        ``{"baidu.com/a800_80g_cgpu": 8}`` (templated).  Not ``resources``: that is
-        Airflow's own task resources.
-    :param envs: environment, ``{"NAME": "value"}`` or ``[{"name", "value"}]`` (templated).
-    :param priority: ``high``, ``normal`` or ``low``; ``normal`` unless ``body`` sets it
-        (templated).
-    :param job_framework: ``PyTorchJob`` or ``MPIJob``; with the connection's
-        ``api_version`` v2 also ``TFJob`` or ``RayJob``; ``PyTorchJob`` unless ``body``
-        sets it (templated).
-    :param enable_rdma: use RDMA (templated).
-    :param datasources: volumes, e.g. ``[{"type": "pfs", "name": "pfs-x", "mountPath":
-        "/mnt/cluster"}]`` (templated).
-    :param labels: job labels, ``{"team": "nlp"}`` (templated).  The task instance's
-        identity labels (``airflow-*``) are added.
-    :param fault_tolerance: restart on faults (templated).
-    :param fault_tolerance_config: advanced fault tolerance (templated).
-    :param enable_bccl: inject BCCL; needs >= 2 replicas, RDMA, 8 GPUs each (templated).
-    :param image_config: private registry credentials ``{"username", "password"}``; the
-        password is masked like the secret key (templated).
-    :param tensorboard_config: ``{"enableTensorboard", "logPath"}`` (templated).
-    :param alert_config: an alert rule created with the job (templated).
-    :param retention_period: how long AIHC keeps the ended job, e.g. ``1d``; needs the
-        connection's ``api_version`` v2 (templated).
+    {job_parameters}
     :param body: a whole create request in wire form: a dict, a JSON string, an XCom value
         or the path of a ``.json`` file (rendered with Jinja) (templated).
     :param wait_for_completion: wait until the job ends; fail if it does not succeed.
@@ -128,7 +103,8 @@ class AIHCCreateJobOperator(BaseOperator):
         ``wait_for_completion`` (a warning says so otherwise).  Default: ``[operators]
         default_deferrable``.
     :param poll_interval: seconds between status checks while waiting.
-    :param timeout: seconds to wait at most; with ``execution_timeout``, the earlier wins.
+    :param timeout: seconds to wait at most; with ``execution_timeout``, the earlier wins
+        (the wait ends a little before ``execution_timeout``, to stop the job in order).
         At the deadline the job is stopped and the task fails.
     :param cancel_on_kill: stop the job when the task is killed, times out or is marked
         failed; ``False`` keeps it running (e.g. for a graceful worker drain).
@@ -147,22 +123,13 @@ class AIHCCreateJobOperator(BaseOperator):
     template_fields: Sequence[str] = (*JOB_PARAMETERS, "resource_pool_id", "body")
     template_fields_renderers: ClassVar[dict[str, str]] = {
         "body": "json",
-        "command": "bash",
-        "envs": "json",
-        "job_resources": "json",
-        "labels": "json",
-        "datasources": "json",
-        "fault_tolerance_config": "json",
-        "image_config": "json",
-        "tensorboard_config": "json",
-        "alert_config": "json",
+        **{row.name: row.renderer for row in JOB_FIELDS if row.templated and row.renderer},
     }
     operator_extra_links = (AIHCJobLink(),)
     ui_color = "#2468f2"
     # Parameters that may carry secrets: plain attributes kept out of the instance
-    # ``__dict__``, which OpenLineage's full task info lists (operators/_sealed.py says why).
-    envs = SealedAttribute()
-    image_config = SealedAttribute()
+    # ``__dict__``, which OpenLineage's full task info lists (operators/_sealed.py says why);
+    # the job parameters' are added below, from their rows.
     body = SealedAttribute()
 
     def __init__(
@@ -188,6 +155,12 @@ class AIHCCreateJobOperator(BaseOperator):
         tensorboard_config: Mapping[str, Any] | str | None = None,
         alert_config: Mapping[str, Any] | str | None = None,
         retention_period: str | None = None,
+        max_running_time: str | None = None,
+        code_source: Mapping[str, Any] | str | None = None,
+        log_collection_file_patterns: Sequence[str] | str | None = None,
+        required_node_affinity: Sequence[str] | str | None = None,
+        preferred_node_affinity: Sequence[str] | str | None = None,
+        advanced_settings: Mapping[str, Any] | str | None = None,
         body: Mapping[str, Any] | str | None = None,
         wait_for_completion: bool = False,
         deferrable: bool | None = None,
@@ -203,31 +176,15 @@ class AIHCCreateJobOperator(BaseOperator):
     ) -> None:
         from airflow_provider_aihc.outputs import OutputSpec
 
+        given = locals()
         super().__init__(**kwargs)
         self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request
         self.result_marker = result_marker
         self.metrics = dict(metrics or {})
         self.queue_timeout = queue_timeout
-        self.name = name
-        self.image = image
-        self.command = command
         self.resource_pool_id = resource_pool_id
-        self.job_queue = job_queue
-        self.replicas = replicas
-        self.job_resources = job_resources
-        self.envs = envs
-        self.priority = priority
-        self.job_framework = job_framework
-        self.enable_rdma = enable_rdma
-        self.datasources = datasources
-        self.labels = labels
-        self.fault_tolerance = fault_tolerance
-        self.fault_tolerance_config = fault_tolerance_config
-        self.enable_bccl = enable_bccl
-        self.image_config = image_config
-        self.tensorboard_config = tensorboard_config
-        self.alert_config = alert_config
-        self.retention_period = retention_period
+        for parameter in JOB_PARAMETERS:
+            setattr(self, parameter, given[parameter])
         self.body = body
         self.wait_for_completion = wait_for_completion
         if deferrable and not wait_for_completion:
@@ -249,6 +206,7 @@ class AIHCCreateJobOperator(BaseOperator):
         self.aihc_conn_id = aihc_conn_id
         self.job_id: str | None = None
         self._job_pool: str | None = None
+        self._job_queue: str | None = None
         self._job_summary: dict[str, Any] | None = None
 
     @cached_property
@@ -295,7 +253,11 @@ class AIHCCreateJobOperator(BaseOperator):
         """
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
         from airflow_provider_aihc.models.build import build_create_request
-        from airflow_provider_aihc.operators._checks import connection_problems, wait_problems
+        from airflow_provider_aihc.operators._checks import (
+            connection_problems,
+            managed_queue_problems,
+            wait_problems,
+        )
         from airflow_provider_aihc.watch.queue import queue_timeout_problems
 
         errors: list[tuple[str, str]] = []
@@ -322,6 +284,8 @@ class AIHCCreateJobOperator(BaseOperator):
                 errors.append(("resourcePoolId (resource_pool_id)", str(err)))
             if request is not None:
                 errors.extend(self.hook.dialect.create_problems(request.to_wire()))
+            if request is not None and not errors:
+                errors.extend(managed_queue_problems(pool, request.queue))
         if errors or request is None:
             raise AIHCValidationError(errors)
         return request, pool
@@ -335,21 +299,24 @@ class AIHCCreateJobOperator(BaseOperator):
         request, pool = self.build_request(default_name=identity.default_name())
         submitter = JobSubmitter(self.hook, pool, identity, self.log)
         job = submitter.submit(request)
-        self.job_id, self._job_pool = job.job_id, pool
+        self.job_id, self._job_pool, self._job_queue = job.job_id, pool, request.queue
         if self.do_xcom_push:
             ti = context["ti"]
             ti.xcom_push(key=XCOM_JOB_ID, value=job.job_id)
             ti.xcom_push(key=XCOM_JOB_NAME, value=job.job_name)
             ti.xcom_push(key=XCOM_RESOURCE_POOL_ID, value=pool)
+            ti.xcom_push(key=XCOM_JOB_QUEUE, value=request.queue)
         AIHCJobLink.persist(context, self.hook.config.base_url, job.job_id, pool)
         if not self.wait_for_completion:
             return job.job_id
         return self._wait(context, job.job_id, pool, self._deadline(started))
 
     def _deadline(self, started: float) -> float | None:
+        """When the wait ends: ``timeout`` after ``started``, or a margin before Airflow's
+        ``execution_timeout`` (see :func:`ahead_of_execution_timeout`), the earlier."""
         limits = [float(self.timeout)] if self.timeout is not None else []
         if isinstance(self.execution_timeout, timedelta):
-            limits.append(self.execution_timeout.total_seconds())
+            limits.append(ahead_of_execution_timeout(self.execution_timeout.total_seconds()))
         return started + min(limits) if limits else None
 
     def _wait(self, context: Context, job_id: str, pool: str, deadline: float | None) -> str:
@@ -357,9 +324,10 @@ class AIHCCreateJobOperator(BaseOperator):
         from airflow_provider_aihc.hooks._base import is_retryable
         from airflow_provider_aihc.watch import JobEvent, wait_for_job
 
+        queue = self._job_queue
         if self.deferrable:
             try:
-                job = self.hook.get_job(job_id, pool)
+                job = self.hook.get_job(job_id, pool, queue_id=queue)
             except AIHCError as err:
                 if not is_retryable(err):  # a 400, 401/403, 404 (deleted): no retry helps
                     raise AIHCWatchRefusedError(
@@ -382,6 +350,7 @@ class AIHCCreateJobOperator(BaseOperator):
             stream_logs=self.stream_logs,
             log=self.log,
             queue_timeout=self.queue_timeout,
+            queue_id=queue,
         )
         return self._finish(event, context)
 
@@ -400,15 +369,20 @@ class AIHCCreateJobOperator(BaseOperator):
                 stream_logs=self.stream_logs,
                 deferred_at=time.time(),
                 queue_timeout=self.queue_timeout,
+                job_queue=self._job_queue,
             ),
             method_name=DEFER_METHOD_NAME,
         )
 
     def execute_complete(self, context: Context, event: Mapping[str, Any]) -> str:
-        """Resume after the trigger: return the job id, or raise with the job's reason."""
+        """Resume after the trigger: return the job id, or raise with the job's reason.
+
+        The job's queue is the event's (the trigger carried it); an event of a trigger
+        without one leaves the operator's own ``job_queue``."""
         from airflow_provider_aihc.watch import JobEvent
 
         job_event = JobEvent.from_payload(event)
+        self._job_queue = job_event.job_queue or getattr(self, "job_queue", None) or None
         self.job_id = job_event.job_id  # this process's own record of the job (the link's)
         return self._finish(job_event, context)
 
@@ -421,7 +395,10 @@ class AIHCCreateJobOperator(BaseOperator):
         self.job_id = event.job_id  # for lineage: a resumed task is a new operator object
         pool = self._job_pool or self.resource_pool_id or None
         push = bool(self.do_xcom_push)
-        summary = deliver(self.hook, event, pool, self.outputs, context, self.log, push=push)
+        summary = deliver(
+            self.hook, event, pool, self.outputs, context, self.log, push=push,
+            queue_id=self._job_queue,
+        )  # fmt: skip
         self._job_summary = summary
         return complete(event, self.log)
 
@@ -438,7 +415,10 @@ class AIHCCreateJobOperator(BaseOperator):
             return
         from airflow_provider_aihc.operators._job_actions import stop_from_own_thread
 
-        stop_from_own_thread(self.hook, self.job_id, self._job_pool, self.log, ON_KILL_WAIT_SECONDS)
+        stop_from_own_thread(
+            self.hook, self.job_id, self._job_pool, self.log, ON_KILL_WAIT_SECONDS,
+            self._job_queue,
+        )  # fmt: skip
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> JobLineage:
         """OpenLineage (when its provider is on): the job's datasources as inputs, the
@@ -454,4 +434,11 @@ class AIHCCreateJobOperator(BaseOperator):
             with_inputs=True,
             log=self.log,
             summary=self._job_summary,
+            queue_id=self._job_queue,
         )
+
+
+seal(AIHCCreateJobOperator, SEALED_PARAMETERS)
+AIHCCreateJobOperator.__doc__ = (AIHCCreateJobOperator.__doc__ or "").replace(
+    "    {job_parameters}", param_docs(JOB_PARAMETERS, operator=True)
+)

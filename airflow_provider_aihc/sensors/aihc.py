@@ -1,6 +1,8 @@
 """Wait for an AIHC job that another task created.
 
-AIHC actions used: GetJob, GetPodLogs, GetJobEvents (a failed job's reason).
+AIHC actions used: GetJob, GetPodLogs, GetJobEvents (a failed job's reason); to find the
+job's queue when neither ``job_queue`` nor the create operator's XCom gives it, ListQueues
+(managed pool) or ListJobs (v2 self-managed pool), once (``sensors/_queue.py``).
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
     :param job_id: the job, e.g. ``"{{ ti.xcom_pull(task_ids='train') }}"`` or an operator's
         ``.output`` (templated).
     :param resource_pool_id: its pool; defaults to the connection's (templated).
+    :param job_queue: the job's queue as AIHC addresses it, which every call names: the
+        queue id (``aihcq-…``) on a managed pool, the queue name on a self-managed one
+        (templated).  ``None``: the XCom ``job_queue`` of the upstream create operator that
+        created the job, else one lookup (a managed pool's only queue; on ``api_version``
+        v2 the job's list item); the log says which.
     :param aihc_conn_id: the ``aihc`` connection.
     :param deferrable: wait in the triggerer rather than in a worker slot.
     :param stream_logs: copy the job's new log lines into the task log.
@@ -72,7 +79,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         which leaves the job running, this one is a limit on the job.
     """
 
-    template_fields: Sequence[str] = ("job_id", "resource_pool_id")
+    template_fields: Sequence[str] = ("job_id", "resource_pool_id", "job_queue")
     operator_extra_links = (AIHCJobLink(),)
     ui_color = "#2468f2"
 
@@ -87,6 +94,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         result_marker: str | None = "AIHC_RESULT ",
         metrics: Mapping[str, str] | None = None,
         queue_timeout: float | None = None,
+        job_queue: str | None = None,
         **kwargs: Any,
     ) -> None:
         from airflow_provider_aihc.outputs import OutputSpec
@@ -99,6 +107,9 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         self._job_summary: dict[str, Any] | None = None
         self.job_id = job_id
         self.resource_pool_id = resource_pool_id
+        self.job_queue = job_queue
+        self._queue_found = False
+        self._job_queue_id: str | None = None
         self.aihc_conn_id = aihc_conn_id
         self.deferrable = deferrable
         self.stream_logs = stream_logs
@@ -133,8 +144,35 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
                 self.log,
                 stream_logs=self.stream_logs and not self.reschedule,
                 queue_timeout=self.queue_timeout,
+                queue_id=self._job_queue_id,
             )
         return self._watch
+
+    def _find_queue(self, context: Context) -> bool:
+        """Find the job's queue, once per sensor object: ``job_queue``, the create
+        operator's XCom, or one lookup (``sensors/_queue.py``); logged with where it came
+        from.  ``False``: the lookup failed transiently (no answer, 5xx, 429), so the next
+        poke looks again."""
+        if self._queue_found:
+            return True
+        from airflow_provider_aihc.exceptions import AIHCError
+        from airflow_provider_aihc.hooks._base import is_retryable
+        from airflow_provider_aihc.sensors._queue import find_job_queue
+
+        ti = context.get("ti")
+        try:
+            queue, source = find_job_queue(
+                self.hook, self.job_pool, self.job_id, self.job_queue or None,
+                self.upstream_task_ids, ti,
+            )  # fmt: skip
+        except AIHCError as err:
+            if not is_retryable(err):
+                raise
+            self.log.warning("AIHC job %s: its queue could not be looked up (%s)", self.job_id, err)
+            return False
+        self.log.info("AIHC job %s: queue %s, from %s", self.job_id, queue or "-", source)
+        self._job_queue_id, self._queue_found = queue, True
+        return True
 
     def execute(self, context: Context) -> Any:
         """Check the input first, outside Airflow's sensor loop, which would turn its
@@ -156,6 +194,8 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         from airflow_provider_aihc.watch import drive
 
         self._check_input()
+        if not self._find_queue(context):
+            return False
         if not self._link_stored:
             AIHCJobLink.persist(context, self.hook.config.base_url, self.job_id, self.job_pool)
             self._link_stored = True
@@ -216,6 +256,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
                 log_state=log_state,
                 deferred_at=time.time(),  # a takeover resumes the log near where it stopped
                 queue_timeout=self.queue_timeout,
+                job_queue=self._job_queue_id,
             ),
             method_name=DEFER_METHOD_NAME,
         )
@@ -225,6 +266,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         from airflow_provider_aihc.watch import JobEvent
 
         job_event = JobEvent.from_payload(event)
+        self._job_queue_id = job_event.job_queue or self.job_queue or None
         if job_event.status == "timeout" and not job_event.queued:
             raise AirflowSensorTimeout(job_event.message)
         return self._finish(job_event, context)
@@ -239,8 +281,9 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             push = bool(self.do_xcom_push)
             pool = self.job_pool
             self._job_summary = deliver(
-                self.hook, event, pool, self.outputs, context, self.log, push=push
-            )
+                self.hook, event, pool, self.outputs, context, self.log, push=push,
+                queue_id=self._job_queue_id,
+            )  # fmt: skip
         try:
             return complete(event, self.log)
         except (AIHCJobFailedError, AIHCJobTimeoutError) as err:
@@ -264,6 +307,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             with_inputs=False,
             log=self.log,
             summary=self._job_summary,
+            queue_id=self._job_queue_id,
         )
 
 

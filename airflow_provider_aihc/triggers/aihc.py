@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
@@ -61,6 +62,11 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         ``Scheduled``, from its ``createdAt``) before it is stopped and the event is a
         ``timeout`` with ``queued``; ``None`` (and a trigger serialized before it
         existed): no limit.
+    :param job_queue: the job's queue as AIHC addresses it, sent with every call: the
+        queue id (``aihcq-…``) on a managed pool, where AIHC refuses a call without it; the
+        queue name on a self-managed pool (v2 names the job's queue in every call).
+        ``None`` (and a trigger serialized before it existed): unknown, as before (the
+        watcher lists every queue of the pool; v2 names the ``default`` queue).
     """
 
     def __init__(
@@ -76,6 +82,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         log_state: Mapping[str, str] | None = None,
         deferred_at: float | None = None,
         queue_timeout: float | None = None,
+        job_queue: str | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.job_id = job_id
@@ -89,6 +96,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         self.log_state = dict(log_state) if log_state else None
         self.deferred_at = None if deferred_at is None else float(deferred_at)
         self.queue_timeout = None if queue_timeout is None else float(queue_timeout)
+        self.job_queue = job_queue or None
         self._fired = False
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
@@ -107,6 +115,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
                 "log_state": self.log_state,
                 "deferred_at": self.deferred_at,
                 "queue_timeout": self.queue_timeout,
+                "job_queue": self.job_queue,
             },
         )
 
@@ -140,6 +149,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             stream_logs=self.stream_logs,
             log_state=self.log_state,
             queue_timeout=self.queue_timeout,
+            queue_id=self.job_queue,
         )
         if self.stream_logs:
             watch.logs.since = self._log_resume_point()
@@ -155,6 +165,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             self.log.exception("Watching AIHC job %s failed", self.job_id)
             event = JobEvent("error", self.job_id, watch.tracker.status, f"{err}")
         self._fired = True
+        event = replace(event, job_queue=self.job_queue)  # the resumed task's queue
         yield TriggerEvent(event.to_payload())  # type: ignore[no-untyped-call]
 
     def _log_resume_point(self) -> float | None:
@@ -212,11 +223,12 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         from airflow_provider_aihc.exceptions import AIHCError
 
         try:
-            job = await self.hook.aget_job(self.job_id, self.resource_pool_id)
+            pool, queue = self.resource_pool_id, self.job_queue
+            job = await self.hook.aget_job(self.job_id, pool, queue_id=queue)
             if job.is_terminal:
                 self.log.info("AIHC job %s already ended %s", self.job_id, job.status)
                 return
-            await self.hook.astop_job(self.job_id, self.resource_pool_id)
+            await self.hook.astop_job(self.job_id, pool, queue_id=queue)
         except AIHCError as err:
             self.log.error("Could not stop AIHC job %s (%s); stop it by hand", self.job_id, err)
         else:

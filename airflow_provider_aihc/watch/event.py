@@ -41,6 +41,9 @@ class JobEvent:
         retryable, as every ``error`` was.
     :param queued: for ``timeout``, the job waited for resources past ``queue_timeout``
         (``message`` names the pool, queue, wait, last status and latest events).
+    :param job_queue: the queue the job was watched in (the trigger's ``job_queue``), so
+        that the resumed task addresses the job there too; ``None``: not known (an older
+        trigger's event, or a job whose queue was not given).
     """
 
     status: EventStatus
@@ -52,6 +55,7 @@ class JobEvent:
     stopped: bool = False
     retryable: bool = True
     queued: bool = False
+    job_queue: str | None = None
 
     def to_payload(self) -> dict[str, Any]:
         """Plain JSON values, for ``TriggerEvent``."""
@@ -84,6 +88,7 @@ class JobEvent:
             stopped=cast(bool, value["stopped"]),
             retryable=cast(bool, value["retryable"]),
             queued=cast(bool, value["queued"]),
+            job_queue=cast("str | None", value["job_queue"]),
         )
 
     @classmethod
@@ -92,12 +97,14 @@ class JobEvent:
 
         :raises AIHCError: the job has not ended.
         """
-        return drive(final_event(job.job_id, job, job.resource_pool_id or None), hook)
+        pool, queue = job.resource_pool_id or None, job.queue or None
+        return drive(final_event(job.job_id, job, pool, queue), hook)
 
     @classmethod
     async def afrom_job(cls, hook: AIHCHook, job: JobInfo) -> JobEvent:
         """Async :meth:`from_job`."""
-        return await adrive(final_event(job.job_id, job, job.resource_pool_id or None), hook)
+        pool, queue = job.resource_pool_id or None, job.queue or None
+        return await adrive(final_event(job.job_id, job, pool, queue), hook)
 
 
 def _is_text(value: object) -> bool:
@@ -122,6 +129,7 @@ _PAYLOAD_RULES: tuple[tuple[str, str, Callable[[object], bool]], ...] = (
     ("stopped", "true or false", lambda v: isinstance(v, bool)),
     ("retryable", "true or false", lambda v: isinstance(v, bool)),
     ("queued", "true or false", lambda v: isinstance(v, bool)),
+    ("job_queue", "a string or null", _is_optional_text),
 )
 #: Fields an older trigger may leave out.
 _DEFAULTS: dict[str, object] = {
@@ -130,6 +138,7 @@ _DEFAULTS: dict[str, object] = {
     "stopped": False,
     "retryable": True,
     "queued": False,
+    "job_queue": None,
 }
 
 
@@ -158,16 +167,19 @@ def complete(event: JobEvent, log: Log) -> str:
     raise AIHCError(event.message)
 
 
-def final_event(job_id: str, job: JobInfo | JobBrief, pool: str | None) -> Flow[JobEvent]:
+def final_event(
+    job_id: str, job: JobInfo | JobBrief, pool: str | None, queue_id: str | None = None
+) -> Flow[JobEvent]:
     """The event of an ended job; a failure's reason is the pods', else the latest Warning
-    event's message."""
+    event's message (read in the job's queue, ``queue_id``)."""
     if not job.is_terminal:
         raise AIHCError(f"AIHC job {job_id} has not ended; it is {job.status or '<empty>'}")
     if job.is_successful:
         return JobEvent("success", job_id, job.status, f"AIHC job {job_id} succeeded")
     reason = job.failure_reason
     if reason is None:
-        events = yield GetJobEvents(job_id, pool, job.job_framework or "PyTorchJob")
+        framework = job.job_framework or "PyTorchJob"
+        events = yield GetJobEvents(job_id, pool, framework, queue_id=queue_id)
         if not isinstance(events, AIHCError):
             reason = latest_warning(events)
     message = str(AIHCJobFailedError(job_id, job.status, reason))

@@ -2,8 +2,9 @@
 
 A flow is a generator that *yields* each AIHC call it needs (:class:`GetJob`,
 :class:`GetPodLogs`, ..., :class:`Sleep`) and is sent back its answer, or the
-:class:`~airflow_provider_aihc.exceptions.AIHCError` it raised.  :func:`drive` answers with
-the hook's sync methods (operator, sensor), :func:`adrive` with its async ones (trigger).
+:class:`~airflow_provider_aihc.exceptions.AIHCError` it raised.  The calls are the hook's
+own endpoint declarations (``hooks/calls.py``): :func:`drive` sends them with the hook's
+sync sender (operator, sensor), :func:`adrive` with its async one (trigger).
 """
 
 from __future__ import annotations
@@ -16,10 +17,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from airflow_provider_aihc.exceptions import AIHCError
+from airflow_provider_aihc.hooks.calls import GetJob, GetJobEvents, GetJobInfo, GetPodLogs, StopJob
 
 if TYPE_CHECKING:
+    from airflow_provider_aihc.hooks._base import Call as HookCall
     from airflow_provider_aihc.hooks.aihc import AIHCHook
-    from airflow_provider_aihc.models.job import JobBrief, JobEvents, JobInfo, PodLogs
+
+__all__ = [
+    "Call", "Flow", "GetJob", "GetJobEvents", "GetJobInfo", "GetPodLogs", "Log", "Sleep",
+    "StopJob", "adrive", "drive", "grid_sleep",
+]  # fmt: skip
 
 T = TypeVar("T")
 
@@ -31,101 +38,6 @@ class Log(Protocol):
     def info(self, msg: Any, /, *args: Any) -> Any: ...
     def warning(self, msg: Any, /, *args: Any) -> Any: ...
     def error(self, msg: Any, /, *args: Any) -> Any: ...
-
-
-@dataclass(frozen=True, slots=True)
-class GetJob:
-    """GetJob: status and pods, read as a :class:`~airflow_provider_aihc.models.job.JobBrief`."""
-
-    job_id: str
-    pool: str | None
-
-    def send(self, hook: AIHCHook) -> JobBrief:
-        return hook.get_job_brief(self.job_id, self.pool)
-
-    async def asend(self, hook: AIHCHook) -> JobBrief:
-        return await hook.aget_job_brief(self.job_id, self.pool)
-
-
-@dataclass(frozen=True, slots=True)
-class GetJobInfo:
-    """GetJob read whole (:class:`~airflow_provider_aihc.models.job.JobInfo`): times,
-    replicas, resources and the pods' restart counts, for the job summary."""
-
-    job_id: str
-    pool: str | None
-
-    def send(self, hook: AIHCHook) -> JobInfo:
-        return hook.get_job(self.job_id, self.pool)
-
-    async def asend(self, hook: AIHCHook) -> JobInfo:
-        return await hook.aget_job(self.job_id, self.pool)
-
-
-@dataclass(frozen=True, slots=True)
-class GetPodLogs:
-    """GetPodLogs: ``marker=None`` reads the tail, ``""`` the log from its first line."""
-
-    job_id: str
-    pod: str
-    pool: str | None
-    marker: str | None
-    max_lines: int | None
-    #: Only lines written at or after this (epoch seconds); ``None``: all.
-    start_time: int | None = None
-    #: Only lines written at or before this (epoch seconds); ``None``: up to now.
-    end_time: int | None = None
-
-    def send(self, hook: AIHCHook) -> PodLogs:
-        return hook.get_pod_logs(
-            self.job_id,
-            self.pod,
-            self.pool,
-            marker=self.marker,
-            max_lines=self.max_lines,
-            start_time=self.start_time,
-            end_time=self.end_time,
-        )
-
-    async def asend(self, hook: AIHCHook) -> PodLogs:
-        return await hook.aget_pod_logs(
-            self.job_id,
-            self.pod,
-            self.pool,
-            marker=self.marker,
-            max_lines=self.max_lines,
-            start_time=self.start_time,
-            end_time=self.end_time,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class GetJobEvents:
-    """GetJobEvents: where a failed job's reason is when its pods give none."""
-
-    job_id: str
-    pool: str | None
-    job_framework: str
-
-    def send(self, hook: AIHCHook) -> JobEvents:
-        return hook.get_job_events(self.job_id, self.pool, job_framework=self.job_framework)
-
-    async def asend(self, hook: AIHCHook) -> JobEvents:
-        return await hook.aget_job_events(self.job_id, self.pool, job_framework=self.job_framework)
-
-
-@dataclass(frozen=True, slots=True)
-class StopJob:
-    """StopJob."""
-
-    job_id: str
-    pool: str | None
-
-    def send(self, hook: AIHCHook) -> object:
-        return hook.stop_job(self.job_id, self.pool)
-
-    async def asend(self, hook: AIHCHook) -> object:
-        return await hook.astop_job(self.job_id, self.pool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +53,7 @@ Flow = Generator[Call | Sleep, Any, T]
 
 
 def drive(flow: Flow[T], hook: AIHCHook, sleep: Callable[[float], None] = time.sleep) -> T:
-    """Run a flow with the hook's sync methods."""
+    """Run a flow, sending its calls with the hook's sync sender."""
     answer: Any = None
     while True:
         try:
@@ -154,7 +66,8 @@ def drive(flow: Flow[T], hook: AIHCHook, sleep: Callable[[float], None] = time.s
             sleep(step.seconds)
             continue
         try:
-            answer = step.send(hook)
+            call: HookCall[Any] = step
+            answer = hook.send(call)
         except AIHCError as err:
             answer = err
 
@@ -178,7 +91,7 @@ async def adrive(
     hook: AIHCHook,
     sleep: Callable[[float], Awaitable[None]] = grid_sleep,
 ) -> T:
-    """Run a flow with the hook's async methods."""
+    """Run a flow, sending its calls with the hook's async sender."""
     answer: Any = None
     while True:
         try:
@@ -191,6 +104,7 @@ async def adrive(
             await sleep(step.seconds)
             continue
         try:
-            answer = await step.asend(hook)
+            acall: HookCall[Any] = step
+            answer = await hook.asend(acall)
         except AIHCError as err:
             answer = err

@@ -53,7 +53,7 @@ async def follow_job(
         pool = await hook.aresource_pool(watch.pool)
     except AIHCError as err:  # no pool anywhere: the same event a failed GetJob gives
         return await _event_of(watch, err, hook)
-    subscription = subscribe(hook, pool, watch.job_id, poll_interval)
+    subscription = subscribe(hook, pool, watch.job_id, poll_interval, watch.queue_id)
     try:
         while True:
             event = await _step(subscription, watch, hook, poll_interval, deadline, clock)
@@ -86,7 +86,9 @@ async def _step(
     if reading is None:  # nothing new: the log interval, the deadline or the queue's
         if watch.queue.expired:  # waiting for resources, as last read: read it afresh
             try:
-                fresh: JobBrief | AIHCError = await hook.aget_job_brief(watch.job_id, watch.pool)
+                fresh: JobBrief | AIHCError = await hook.aget_job_brief(
+                    watch.job_id, watch.pool, queue_id=watch.queue_id
+                )
             except AIHCError as err:
                 fresh = err
             return await adrive(watch.read(fresh), hook)
@@ -105,7 +107,7 @@ async def _with_pods(reading: Reading, watch: JobWatch, hook: AIHCHook) -> JobBr
     if not (failed or logs_wanted):
         return reading
     try:
-        return await hook.aget_job_brief(watch.job_id, watch.pool)
+        return await hook.aget_job_brief(watch.job_id, watch.pool, queue_id=watch.queue_id)
     except AIHCError:  # the list's reading stands; the pods are read on the next change
         return reading
 

@@ -75,6 +75,8 @@ class JobWatch:
     :param job_id: the job.
     :param resource_pool_id: its pool; ``None`` = the connection's.
     :param log: the task's or trigger's logger.
+    :param queue_id: its queue as AIHC addresses it (the queue id on a managed pool, the
+        queue name on a v2 self-managed pool), sent with every call; ``None``: unknown.
     :param stream_logs: copy new log lines into ``log`` at every poll.
     :param log_state: the :attr:`log_state` of an earlier watch of this job.
     :param max_log_lines: log lines copied per poll.
@@ -96,21 +98,28 @@ class JobWatch:
         max_log_lines: int = DEFAULT_LOG_LINES_PER_POLL,
         queue_timeout: float | None = None,
         clock: Callable[[], float] = time.time,
+        queue_id: str | None = None,
     ) -> None:
         self.job_id = job_id
         self.pool = resource_pool_id
+        self.queue_id = queue_id
         self.log = log
         self.clock = clock
         self.tracker = StatusTracker(job_id, log, clock)
         self.logs = LogStreamer(
-            job_id, resource_pool_id, log, max_lines=max_log_lines, state=log_state
+            job_id,
+            resource_pool_id,
+            log,
+            max_lines=max_log_lines,
+            state=log_state,
+            queue_id=queue_id,
         )
         self.stream_logs = stream_logs
         self.pod_names: list[str] = []
         self.errors = 0
         self._last_error: AIHCError | None = None
         self._failure_seen = False
-        self.queue = QueueClock(job_id, resource_pool_id, queue_timeout, clock)
+        self.queue = QueueClock(job_id, resource_pool_id, queue_timeout, clock, queue_id)
 
     @property
     def log_state(self) -> dict[str, str]:
@@ -120,7 +129,7 @@ class JobWatch:
     def check(self) -> Flow[JobEvent | None]:
         """One poll: the status (logged when it changes), new log lines, and the event
         once the job has ended; ``None`` while it runs or while AIHC fails transiently."""
-        job = yield GetJob(self.job_id, self.pool)
+        job = yield GetJob(self.job_id, self.pool, queue_id=self.queue_id)
         return (yield from self.read(job))
 
     def read(self, job: JobBrief | AIHCError) -> Flow[JobEvent | None]:
@@ -141,7 +150,7 @@ class JobWatch:
             return None
         if self._unconfirmed_failure(job):
             return None
-        return (yield from final_event(self.job_id, job, self.pool))
+        return (yield from final_event(self.job_id, job, self.pool, self.queue_id))
 
     def read_logs(self) -> Flow[None]:
         """New log lines of the pods, when streaming and the job has started."""
@@ -231,7 +240,7 @@ class JobWatch:
         ``stop``."""
         stopped = False
         if stop:
-            answer = yield StopJob(self.job_id, self.pool)
+            answer = yield StopJob(self.job_id, self.pool, queue_id=self.queue_id)
             if isinstance(answer, AIHCError):
                 self.log.error(
                     "Could not stop AIHC job %s at its deadline (%s); stop it by hand",
@@ -284,6 +293,7 @@ def wait_for_job(
     queue_timeout: float | None = None,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.time,
+    queue_id: str | None = None,
 ) -> JobEvent:
     """Poll a job in this process until it ends or ``deadline`` passes (see
     :meth:`JobWatch.wait`); status changes and, with ``stream_logs``, new log lines go to
@@ -295,6 +305,7 @@ def wait_for_job(
         stream_logs=stream_logs,
         queue_timeout=queue_timeout,
         clock=clock,
+        queue_id=queue_id,
     )
     flow = watch.wait(
         poll_interval=poll_interval, deadline=deadline, stop_on_timeout=stop_on_timeout

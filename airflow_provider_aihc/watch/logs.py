@@ -35,6 +35,7 @@ class LogStreamer:
     :param log: where the lines go (``info``, one call per line).
     :param max_lines: lines copied per poll, over all pods.
     :param state: the :attr:`state` of an earlier streamer of this job.
+    :param queue_id: the job's queue as AIHC addresses it (``None``: unknown).
     """
 
     def __init__(
@@ -45,9 +46,11 @@ class LogStreamer:
         *,
         max_lines: int = DEFAULT_LOG_LINES_PER_POLL,
         state: Mapping[str, str] | None = None,
+        queue_id: str | None = None,
     ) -> None:
         self.job_id = job_id
         self.pool = pool
+        self.queue_id = queue_id
         self.log = log
         self.max_lines = max(1, max_lines)
         self.markers: dict[str, str] = dict(state or {})
@@ -84,6 +87,7 @@ class LogStreamer:
                 marker=None if counted else marker,
                 max_lines=None if counted else self.max_lines * FETCH_FACTOR,
                 start_time=None if self.since is None else int(self.since),
+                queue_id=self.queue_id,
             )
             if isinstance(page, AIHCError):
                 self._failed(pod, page)
@@ -106,7 +110,9 @@ class LogStreamer:
         """Copy the newest lines of every pod once (for a watch that keeps no state)."""
         share = _share(self.max_lines, pod_names)
         for pod in pod_names:
-            page = yield GetPodLogs(self.job_id, pod, self.pool, marker=None, max_lines=share)
+            page = yield GetPodLogs(
+                self.job_id, pod, self.pool, marker=None, max_lines=share, queue_id=self.queue_id
+            )
             if isinstance(page, AIHCError):
                 self._failed(pod, page)
                 continue

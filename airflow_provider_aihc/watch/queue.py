@@ -38,9 +38,11 @@ class QueueClock:
         pool: str | None,
         queue_timeout: float | None,
         clock: Callable[[], float],
+        queue_id: str | None = None,
     ) -> None:
         self.job_id = job_id
         self.pool = pool
+        self.queue_id = queue_id
         self.timeout = None if queue_timeout is None else float(queue_timeout)
         self.clock = clock
         self.since: float | None = None
@@ -91,9 +93,11 @@ class QueueClock:
         """Stop the job, read its latest events, and end the wait with the ``timeout``
         event whose message names the pool, queue, wait, last status and events."""
         waited = self.clock() - (self.since or self.clock())
-        events = yield GetJobEvents(self.job_id, self.pool, self.framework)  # before the stop's
+        events = yield GetJobEvents(
+            self.job_id, self.pool, self.framework, queue_id=self.queue_id
+        )  # before the stop's
         latest = "none" if isinstance(events, AIHCError) else latest_events(events)
-        answer = yield StopJob(self.job_id, self.pool)
+        answer = yield StopJob(self.job_id, self.pool, queue_id=self.queue_id)
         stopped = not isinstance(answer, AIHCError)
         if stopped:
             log.info("Stopped AIHC job %s: it waited %.0f s for resources", self.job_id, waited)

@@ -28,7 +28,7 @@ oldest value wanted, not with the log.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from airflow_provider_aihc.exceptions import AIHCError, AIHCResultError
@@ -123,6 +123,7 @@ def read_outputs(
     since: float | None,
     until: float,
     page_lines: int = PAGE_LINES,
+    queue_id: str | None = None,
 ) -> Flow[Outputs]:
     """Read ``pod``'s log backwards from ``until`` to ``since`` (epoch seconds; the pod's
     start, ``None`` when unknown) until the result and every metric are found.
@@ -137,7 +138,7 @@ def read_outputs(
     while not scan.done and end > floor:
         start = max(floor, end - width)
         page = yield from _logs(
-            GetPodLogs(job_id, pod, pool, None, page_lines, start_time=start, end_time=end),
+            GetPodLogs(job_id, pod, pool, None, page_lines, start, end, queue_id=queue_id),
             outputs,
         )
         lines = split_lines(page.logs)
@@ -146,7 +147,10 @@ def read_outputs(
             if end - start > 1:
                 width = max(1, (end - start) // 2)
                 continue
-            pages = yield from _page_through(job_id, pool, pod, start, end, page_lines, outputs)
+            pages = yield from _page_through(
+                GetPodLogs(job_id, pod, pool, "", page_lines, start, end, queue_id=queue_id),
+                outputs,
+            )
         outputs.lines_read += sum(len(p) for p in pages)
         scan.window(pages)
         end = start
@@ -168,28 +172,18 @@ def _logs(call: GetPodLogs, outputs: Outputs) -> Flow[Any]:
     return page
 
 
-def _page_through(
-    job_id: str,
-    pool: str | None,
-    pod: str,
-    start: int,
-    end: int,
-    page_lines: int,
-    outputs: Outputs,
-) -> Flow[list[list[str]]]:
+def _page_through(first: GetPodLogs, outputs: Outputs) -> Flow[list[list[str]]]:
     """A one-second window too dense for one answer, read forward with ``marker`` paging.
 
     Holds that second's lines, however many; a log that writes more than
     :data:`PAGE_LINES` lines in one second is the only case that costs more memory.
     """
     pages: list[list[str]] = []
+    page_lines = first.max_lines or PAGE_LINES
     marker = ""
     seen = {marker}  # a marker answered again would page in a circle
     while True:
-        page = yield from _logs(
-            GetPodLogs(job_id, pod, pool, marker, page_lines, start_time=start, end_time=end),
-            outputs,
-        )
+        page = yield from _logs(replace(first, marker=marker), outputs)
         lines = split_lines(page.logs)
         pages.append(lines)
         if len(lines) < page_lines or not page.next_marker or page.next_marker in seen:

@@ -79,7 +79,12 @@ def summarize(
 
 
 def collect(
-    job_id: str, pool: str | None, spec: OutputSpec, reason: str | None, log: Log
+    job_id: str,
+    pool: str | None,
+    spec: OutputSpec,
+    reason: str | None,
+    log: Log,
+    queue_id: str | None = None,
 ) -> Flow[tuple[dict[str, Any], Outputs, JobInfo | None]]:
     """Read the ended job (one GetJob) and its first replica's log from the end backwards.
 
@@ -88,7 +93,7 @@ def collect(
 
     :raises AIHCResultError: the result line does not parse, or is over the cap.
     """
-    job = yield GetJobInfo(job_id, pool)
+    job = yield GetJobInfo(job_id, pool, queue_id=queue_id)
     if isinstance(job, AIHCError):
         log.warning("Could not read AIHC job %s for its summary (%s)", job_id, job)
         return summarize(None, job_id, Outputs(), reason), Outputs(), None
@@ -103,7 +108,13 @@ def collect(
         since = started.timestamp() if started else None
         try:
             outputs = yield from read_outputs(
-                job_id, job.resource_pool_id or pool, pod, spec, since=since, until=ended
+                job_id,
+                job.resource_pool_id or pool,
+                pod,
+                spec,
+                since=since,
+                until=ended,
+                queue_id=queue_id,
             )
         except AIHCResultError:
             raise
@@ -121,6 +132,7 @@ def deliver(
     log: Log,
     *,
     push: bool,
+    queue_id: str | None = None,
 ) -> dict[str, Any] | None:
     """After a wait ended on the job's own end (``success`` or ``failed``): :func:`collect`
     and :func:`publish`.  Nothing for a timeout or a job that could not be watched.
@@ -131,7 +143,8 @@ def deliver(
     if event.status not in ENDED:
         return None
     try:
-        summary, outputs, job = drive(collect(event.job_id, pool, spec, event.reason, log), hook)
+        flow = collect(event.job_id, pool, spec, event.reason, log, queue_id)
+        summary, outputs, job = drive(flow, hook)
     except AIHCResultError as err:
         if event.status == "success":
             raise

@@ -15,6 +15,10 @@ garbled answer) fails the round: the watcher backs off (:func:`~.job.error_backo
 its triggers keep waiting and only their own deadlines end them.  A job that cannot be
 read at all (a 404 after it was deleted, a 403) gets that error as its reading.
 
+The queue of the key is the one every call of the watcher names (the queue id on a
+managed pool, which a list and a GetJob there cannot do without; the queue name on a
+self-managed pool): the jobs of two queues of one pool have two watchers.
+
 Nothing is kept outside the process: a (re)started triggerer builds its watchers from the
 triggers it is given, the first subscription starts a watcher, the last one ends it.
 """
@@ -49,7 +53,8 @@ EXTRA_PAGES = 3
 #: jobs (the first one after a triggerer start) does not stall the loop.
 WAKE_BATCH = 200
 
-#: (connection id, pool, queue); ``None`` = every queue of the pool.
+#: (connection id, pool, queue as AIHC addresses it); ``None`` = every queue of the pool
+#: (a self-managed pool's jobs whose queue the trigger does not know).
 WatcherKey = tuple[str, str, str | None]
 
 
@@ -300,9 +305,7 @@ class PoolWatcher:
         """
         if len(ids) == 1:
             return ids
-        from airflow_provider_aihc.hooks.aihc import LIST_PAGE_SIZE
-
-        self._budget = math.ceil(len(ids) / LIST_PAGE_SIZE) + EXTRA_PAGES
+        self._budget = math.ceil(len(ids) / self.hook.list_page_size) + EXTRA_PAGES
         wanted = {job_id for job_id in ids if self._jobs[job_id].missed_at < self._budget}
         missing, oldest_read = await self._read_pages(wanted) if wanted else ([], None)
         self._unlisted_after = oldest_read
@@ -315,12 +318,10 @@ class PoolWatcher:
 
         :raises AIHCError: a retryable failure.
         """
-        from airflow_provider_aihc.hooks.aihc import LIST_MAX_PAGES, LIST_PAGE_SIZE
-
         pending = set(wanted)
         received = 0
         oldest: datetime | None = None
-        for page_no in range(1, LIST_MAX_PAGES + 1):
+        for page_no in range(1, self.hook.list_max_pages + 1):
             try:
                 page = await self.hook.alist_job_page(self.pool, page_no=page_no, queue=self.queue)
             except AIHCError as err:
@@ -341,7 +342,7 @@ class PoolWatcher:
                 break
             if self._all_older(oldest, pending):
                 break
-            pages_left = math.ceil((page.total - received) / LIST_PAGE_SIZE)
+            pages_left = math.ceil((page.total - received) / self.hook.list_page_size)
             if page_no >= self._budget and len(pending) <= pages_left:
                 break  # a GetJob each costs no more than the pages that may hold them
         return list(pending), oldest
@@ -370,7 +371,7 @@ class PoolWatcher:
 
     async def _read_one(self, job_id: str) -> AIHCError | None:
         try:
-            job = await self.hook.aget_job_status_item(job_id, self.pool)
+            job = await self.hook.aget_job_status_item(job_id, self.pool, queue_id=self.queue)
         except AIHCError as err:
             if is_retryable(err):
                 return err
@@ -424,7 +425,8 @@ def subscribe(
     :param pool: the job's resource pool (resolved: never ``None``).
     :param job_id: the job.
     :param interval: the trigger's ``poll_interval``.
-    :param queue: the job's queue, if known; ``None`` lists every queue of the pool.
+    :param queue: the job's queue as AIHC addresses it (the queue id on a managed pool,
+        the name on a self-managed one), if known; ``None`` lists every queue of the pool.
     """
     watchers = _WATCHERS.setdefault(asyncio.get_running_loop(), {})
     key: WatcherKey = (hook.aihc_conn_id, pool, queue)

@@ -7,6 +7,7 @@ in this process's environment, which the subprocess inherits.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 from e2e_paths import AIRFLOW, DAGS_DIR
 
-DAG_RUN_TIMEOUT = 300
+#: A hang guard for one ``airflow dags test`` (an example took over 300 s at a load
+#: average of 15 on two cores); below the ``dagrun`` tests' pytest timeout (900 s).
+DAG_RUN_TIMEOUT = 600
 
 
 @dataclass(frozen=True)
@@ -61,15 +64,29 @@ def run_dag(airflow_db: None) -> RunDag:
         command = [AIRFLOW, "dags", "test", dag_id]
         if conf:
             command += ["--conf", conf]
-        environ = {**os.environ, "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder), **(env or {})}
-        done = subprocess.run(
-            command,
-            env=environ,
-            capture_output=True,
-            text=True,
-            timeout=DAG_RUN_TIMEOUT,
-            check=False,
-        )
-        return DagRun(done.returncode, done.stdout + done.stderr)
+        environ = {
+            **os.environ,
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder),
+            "PYTHONFAULTHANDLER": "1",  # a hung run's SIGABRT prints every thread's stack
+            **(env or {}),
+        }
+        with subprocess.Popen(
+            command, env=environ, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        ) as process:
+            try:
+                output, _ = process.communicate(timeout=DAG_RUN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                process.send_signal(signal.SIGABRT)
+                try:
+                    output, _ = process.communicate(timeout=60)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    output, _ = process.communicate()
+                pytest.fail(
+                    f"airflow dags test {dag_id} hung for {DAG_RUN_TIMEOUT} s; its last output "
+                    f"and its threads' stacks:\n{output[-12000:]}",
+                    pytrace=False,
+                )
+        return DagRun(process.returncode, output)
 
     return run

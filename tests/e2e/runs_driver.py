@@ -1,7 +1,8 @@
 """Run DAGs the ways users do, in one Airflow process, against an in-process emulator.
 
 ``python runs_driver.py DAGS_FOLDER CASES RESULTS.jsonl`` runs every case of the set
-``CASES`` (``examples`` or ``series``) and appends one JSON line per case to RESULTS.jsonl.
+``CASES`` (``examples``, ``examples_v2`` or ``series``) and appends one JSON line per case
+to RESULTS.jsonl. ``examples_v2`` runs each example once on a connection that speaks v2.
 
 * ``dag.test()`` runs a DAG as Airflow does, with the trigger inline; on Airflow 3 with
   ``logical_date=None``, as a manual, API or asset-triggered run has none.
@@ -25,10 +26,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: in_process_airflow
+
+from in_process_airflow import build_execution_api_once
+
 from airflow_provider_aihc.emulator import (
-    DEFAULT_ACCESS_KEY_ID,
-    DEFAULT_RESOURCE_POOL_ID,
-    DEFAULT_SECRET_ACCESS_KEY,
     scenarios,
 )
 from airflow_provider_aihc.emulator.server import EmulatorServer
@@ -123,7 +125,24 @@ def load_dags(folder: str) -> Any:
     bag = DagBag(folder)
     if bag.import_errors:
         raise RuntimeError(f"DAG import errors: {bag.import_errors}")
+    write_dags_on_airflow_3_0(bag)
     return bag
+
+
+def write_dags_on_airflow_3_0(bag: Any) -> None:
+    """Write the DAGs to the DB as the DAG processor does, on Airflow 3.0 only.
+
+    From 3.1, ``dag.test()`` does it itself; 3.0's does not, so a task's outlet asset is
+    never activated and the task fails (``AirflowInactiveAssetInInletOrOutletException``).
+    """
+    from airflow import __version__
+
+    if not __version__.startswith("3.0."):
+        return
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+
+    DagBundlesManager().sync_bundles_to_db()
+    bag.sync_to_db("dags-folder", None)
 
 
 def new_run(dag: Any) -> Any:
@@ -241,33 +260,29 @@ def run_case(dag: Any, steps: list[str], server: EmulatorServer) -> dict[str, An
     except BaseException as err:  # reported, never hidden
         error = "".join(traceback.format_exception(err))
     answered_503 = sum(server.backend.count(op, 503) for op in server.backend.counts())
+    records = server.backend.requests
     return {
         "runs": runs,
         "error": error,
         "counts": server.backend.counts(),
         "answered_503": answered_503,
+        # v2 is one path with an ``action`` query; v1 has a path per resource
+        "spoke_only_v2": bool(records) and all(r.action and r.path == "/" for r in records),
     }
 
 
 def main() -> None:
     folder, case_set, results = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     server = EmulatorServer().start()
-    os.environ["AIRFLOW_CONN_AIHC_DEFAULT"] = json.dumps(
-        {
-            "conn_type": "aihc",
-            "login": DEFAULT_ACCESS_KEY_ID,
-            "password": DEFAULT_SECRET_ACCESS_KEY,
-            "host": server.url,
-            "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID, "max_retries": 0},
-        }
-    )
+    v2 = {"api_version": "v2"} if case_set == "examples_v2" else {}
+    os.environ["AIRFLOW_CONN_AIHC_DEFAULT"] = server.connection(max_retries=0, **v2).json
     shorten_waits()
+    build_execution_api_once()
     bag = load_dags(folder)
-    cases = (
-        {dag_id: (dag_id, ["run", "run"]) for dag_id in EXAMPLES}
-        if case_set == "examples"
-        else SERIES
-    )
+    cases = {
+        "examples": {dag_id: (dag_id, ["run", "run"]) for dag_id in EXAMPLES},
+        "examples_v2": {dag_id: (dag_id, ["run"]) for dag_id in EXAMPLES},
+    }.get(case_set, SERIES)
     for case_id, (dag_id, steps) in cases.items():
         started = time.monotonic()
         result = run_case(bag.get_dag(dag_id), steps, server)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
@@ -77,10 +76,9 @@ def test_lost_create_answer_then_task_retry_leaves_exactly_one_job(aihc_emulator
         scenarios.drop_after(operation="CreateJob"),
         scenarios.error(503, operation="ListJobs", times=3),
     )
-    conn = json.loads(os.environ["AIRFLOW_CONN_AIHC_DEFAULT"])
-    conn["extra"]["max_retries"] = 0
+    conn = aihc_emulator.connection(max_retries=0)
 
-    run = run_dag("create_lost_answer", env={"AIRFLOW_CONN_AIHC_DEFAULT": json.dumps(conn)})
+    run = run_dag("create_lost_answer", env=conn.env())
 
     assert run.succeeded, run.output[-4000:]
     assert backend.count("CreateJob") == 1

@@ -69,7 +69,7 @@ def test_the_hook_and_connection_type_are_registered():
 
 
 def test_the_form_offers_the_regions_the_hook_knows_and_shows_its_defaults():
-    """Issue 12: region as a drop-down, the timeouts and retries as fields with defaults."""
+    """Region as a drop-down, the timeouts and retries as fields with defaults."""
     fields = get_provider_info()["connection-types"][0]["conn-fields"]
     assert fields["region"]["schema"]["enum"] == list(REGION_HOSTS)
     assert fields["api_version"]["schema"]["enum"] == list(API_VERSIONS)  # the hook's own

@@ -1,4 +1,4 @@
-"""Issue 12: every kind of run a user makes, as real DAG runs against the emulator.
+"""Every kind of run a user makes, as real DAG runs against the emulator.
 
 ``runs_driver.py`` runs them in one Airflow process per set: each example DAG twice in a
 row (on Airflow 3 without a logical date, as manual, API and asset-triggered runs are),
@@ -21,10 +21,12 @@ from e2e_paths import DAGS_DIR, EXAMPLES_DIR
 
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 
-pytestmark = pytest.mark.dagrun
-
 DRIVER = Path(__file__).with_name("runs_driver.py")
-DRIVER_TIMEOUT = 600
+#: A hang guard for one driver (up to eight DAG runs): at a load average of 13-15 on two
+#: cores a task took 30 s to start and the examples' driver passed 600 s.
+DRIVER_TIMEOUT = 1200
+#: The first test of a set waits for its driver (pytest-timeout's bound, tests/conftest.py).
+pytestmark = [pytest.mark.dagrun, pytest.mark.timeout(DRIVER_TIMEOUT + 300)]
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,11 @@ def example_runs(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.fixture(scope="session")
+def example_runs_v2(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> Results:
+    return _drive(EXAMPLES_DIR, "examples_v2", tmp_path_factory.mktemp("example-runs-v2"))
+
+
+@pytest.fixture(scope="session")
 def series_runs(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> Results:
     return _drive(DAGS_DIR, "series", tmp_path_factory.mktemp("series-runs"))
 
@@ -94,7 +101,7 @@ EXAMPLE_JOBS = {
 def test_every_example_succeeds_twice_in_a_row_without_a_logical_date(
     example_runs: Results, dag_id: str
 ) -> None:
-    """Regression (issue 12 §1, §2): without ``ds`` the retraining and seed examples failed
+    """Regression: without ``ds`` the retraining and seed examples failed
     rendering their names, and a second run the same day asked for the name in use."""
     first, second = example_runs.runs(dag_id)
 
@@ -110,6 +117,26 @@ def test_every_example_succeeds_twice_in_a_row_without_a_logical_date(
         == len(set(names))
         == (0 if dag_id == "aihc_cleanup" else 2 * EXAMPLE_JOBS[dag_id])
     )
+
+
+@pytest.mark.parametrize("dag_id", sorted(EXAMPLE_JOBS))
+def test_every_example_succeeds_on_a_v2_connection_speaking_only_v2(
+    example_runs_v2: Results, dag_id: str
+) -> None:
+    """The examples, unchanged, on ``api_version: v2``: every request is a v2 action."""
+    [run] = example_runs_v2.runs(dag_id)
+
+    assert run["state"] == "success"
+    case = example_runs_v2.cases[dag_id]
+    assert case["spoke_only_v2"], case["counts"]
+    assert case["counts"]["CreateJob"] == EXAMPLE_JOBS[dag_id]
+    if dag_id == "aihc_cleanup":
+        assert run["jobs"] == []
+        assert case["counts"]["DeleteJob"] == 1
+    else:
+        assert len(run["jobs"]) == EXAMPLE_JOBS[dag_id]
+        assert {job["status"] for job in run["jobs"]} == {"Succeeded"}
+        assert all(job["jobId"].startswith("job-") for job in run["jobs"])
 
 
 def test_the_retraining_example_keeps_each_run_apart_without_ds(example_runs: Results) -> None:
@@ -130,14 +157,14 @@ def test_the_retraining_example_keeps_each_run_apart_without_ds(example_runs: Re
 def test_a_task_without_a_job_logs_no_missing_link_xcom(
     example_runs: Results, series_runs: Results
 ) -> None:
-    """Regression (issue 12 §5): ``ERROR XCom not found key=_link_AIHCJobLink``."""
+    """Regression: ``ERROR XCom not found key=_link_AIHCJobLink``."""
     assert series_runs.runs("bad_priority")[0]["state"] == "failed"
     for output in (example_runs.output, series_runs.output):
         assert "_link_AIHCJobLink" not in output
 
 
 def test_clearing_a_succeeded_task_trains_again(series_runs: Results) -> None:
-    """Regression (issue 12 §3): the cleared task adopted the job that had succeeded."""
+    """Regression: the cleared task adopted the job that had succeeded."""
     first, cleared = series_runs.runs("clear_succeeded")
 
     assert _train(first) == ("success", 1, 2)
@@ -162,14 +189,14 @@ def test_after_a_clear_a_retry_adopts_the_job_of_its_own_series(series_runs: Res
 
 
 def test_bad_input_fails_at_the_first_try(series_runs: Results) -> None:
-    """Regression (issue 12 §4): a bad priority failed validation retries + 1 times."""
+    """Regression: a bad priority failed validation retries + 1 times."""
     [run] = series_runs.runs("bad_priority")
     assert _train(run) == ("failed", 1, 2)
     assert series_runs.cases["bad_priority"]["counts"] == {}
 
 
 def test_a_name_another_run_holds_fails_at_the_first_try(series_runs: Results) -> None:
-    """Regression (issue 12 §2): the 409 was retried, 10 minutes for nothing."""
+    """Regression: the 409 was retried, 10 minutes for nothing."""
     first, second = series_runs.runs("name_taken")
     assert _train(first)[0] == "success"
     assert _train(second) == ("failed", 1, 2)
@@ -180,7 +207,7 @@ def test_a_name_another_run_holds_fails_at_the_first_try(series_runs: Results) -
 def test_an_undefined_template_variable_fails_at_render_naming_the_field(
     series_runs: Results,
 ) -> None:
-    """Regression (issue 12 §1): ``{{ ds_nodash }}`` without a logical date failed with
+    """Regression: ``{{ ds_nodash }}`` without a logical date failed with
     jinja's UndefinedError after two retries."""
     [run] = series_runs.runs("undefined_template")
     assert _train(run) == ("failed", 1, 2)

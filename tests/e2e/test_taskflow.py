@@ -1,4 +1,4 @@
-"""Issue 22: ``@task.aihc`` and ``@task.aihc_python`` in real DAG runs (``airflow dags
+"""``@task.aihc`` and ``@task.aihc_python`` in real DAG runs (``airflow dags
 test``) against the executing emulator (``aihc_emulator_execute``): the jobs' commands run
 as local processes, and the values the tasks pass on are what those processes computed.
 """

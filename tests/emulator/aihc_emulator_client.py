@@ -1,22 +1,13 @@
-"""Test helpers: a signed HTTP client (built on the provider's signer), a fake clock, bodies."""
+"""Test helpers: the package's signed client with v1 shortcuts, a fake clock, bodies."""
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 import aihc_jobs
-import requests
 
-from airflow_provider_aihc.auth import signer
-from airflow_provider_aihc.emulator import (
-    DEFAULT_ACCESS_KEY_ID,
-    DEFAULT_RESOURCE_POOL_ID,
-    DEFAULT_SECRET_ACCESS_KEY,
-)
+from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
+from airflow_provider_aihc.emulator.client import EmulatorClient
 
 POOL = DEFAULT_RESOURCE_POOL_ID
 
@@ -34,71 +25,9 @@ class FakeClock:
         self.now += seconds
 
 
-class Client:
-    """Signs like the provider: ``host`` + every ``x-bce-*``, explicit signedHeaders
-    (or, with ``default_signed_headers=True``, an empty field and the spec's default set)."""
+class Client(EmulatorClient):
+    """:class:`EmulatorClient` (signs like the provider) with the v1 calls tests repeat."""
 
-    def __init__(
-        self,
-        base_url: str,
-        access_key_id: str = DEFAULT_ACCESS_KEY_ID,
-        secret_access_key: str = DEFAULT_SECRET_ACCESS_KEY,
-        *,
-        default_signed_headers: bool = False,
-    ) -> None:
-        self.base_url = base_url
-        self.access_key_id = access_key_id
-        self.secret_access_key = secret_access_key
-        self.default_signed_headers = default_signed_headers
-        self.session = requests.Session()
-
-    def request(
-        self,
-        method: str,
-        path: str,
-        params: Mapping[str, object] | None = None,
-        body: Any = None,
-        *,
-        timestamp: float | None = None,
-        headers: Mapping[str, str] | None = None,
-        timeout: float = 10.0,
-        raw_body: bytes | None = None,
-    ) -> requests.Response:
-        data = b"" if body is None else json.dumps(body).encode()
-        if raw_body is not None:
-            data = raw_body
-        sent = {"Host": urlsplit(self.base_url).netloc, "Content-Type": "application/json"}
-        stamp = time.time() if timestamp is None else timestamp
-        sent["x-bce-date"] = signer.format_timestamp(stamp)
-        if method != "GET":
-            sent["Content-Length"] = str(len(data))
-        sent.update(headers or {})
-        to_sign = None if self.default_signed_headers else signer.provider_signed_headers(sent)
-        signed = signer.sign(
-            access_key_id=self.access_key_id,
-            secret_access_key=self.secret_access_key,
-            method=method,
-            path=path,
-            params=params,
-            headers=sent,
-            timestamp=stamp,
-            headers_to_sign=to_sign,
-        )
-        sent["Authorization"] = signed.authorization
-        url = self.base_url + signed.canonical_uri
-        if signed.canonical_query_string:
-            url += "?" + signed.canonical_query_string
-        return self.session.request(method, url, data=data or None, headers=sent, timeout=timeout)
-
-    def ok(
-        self, method: str, path: str, params: Mapping[str, object] | None = None, body: Any = None
-    ) -> Any:
-        """The decoded body of a 200 answer."""
-        response = self.request(method, path, params, body)
-        assert response.status_code == 200, response.text
-        return response.json()
-
-    # the v1 endpoints, for brevity in tests
     def create(self, name: str, pool: str = POOL, **fields: Any) -> dict[str, Any]:
         body = job_body(name, **fields)
         return self.ok("POST", "/api/v1/aijobs", {"resourcePoolId": pool}, body)["result"]

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 from aihc_emulator_client import Client, FakeClock
 
-from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator import EmulatorServer
 
 
 @pytest.fixture

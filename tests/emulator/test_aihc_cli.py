@@ -16,9 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from airflow_provider_aihc.emulator import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
+from airflow_provider_aihc.emulator import (
+    DEFAULT_ACCESS_KEY_ID,
+    DEFAULT_SECRET_ACCESS_KEY,
+    EmulatorServer,
+)
 from airflow_provider_aihc.emulator.scenarios import HoldJob
-from airflow_provider_aihc.emulator.server import EmulatorServer
 
 AIHC = Path(sys.executable).with_name("aihc")
 POOL_NAME = "emulator-pool"

@@ -9,7 +9,7 @@ import requests
 from aihc_emulator_client import POOL, Client
 
 from airflow_provider_aihc.auth import signer
-from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator import EmulatorServer
 
 POOLS = "/api/v1/resourcepools"
 

@@ -19,9 +19,12 @@ from baidubce.exception import BceHttpClientError, BceServerError
 from baidubce.retry.retry_policy import NoRetryPolicy
 from baidubce.services.aihc.aihc_client import AihcClient
 
-from airflow_provider_aihc.emulator import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
+from airflow_provider_aihc.emulator import (
+    DEFAULT_ACCESS_KEY_ID,
+    DEFAULT_SECRET_ACCESS_KEY,
+    EmulatorServer,
+)
 from airflow_provider_aihc.emulator.jobs import Progression
-from airflow_provider_aihc.emulator.server import EmulatorServer
 
 GPU = [{"name": "baidu.com/a800_80g_cgpu", "quantity": 8}]
 SERVERLESS = "aihc-serverless"

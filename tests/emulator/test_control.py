@@ -8,8 +8,8 @@ import json
 import requests
 from aihc_emulator_client import POOL, Client
 
+from airflow_provider_aihc.emulator import EmulatorServer
 from airflow_provider_aihc.emulator.control import control_headers
-from airflow_provider_aihc.emulator.server import EmulatorServer
 
 
 def control(

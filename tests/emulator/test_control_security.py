@@ -12,13 +12,13 @@ import pytest
 import requests
 from aihc_emulator_client import Client, job_body
 
+from airflow_provider_aihc.emulator import EmulatorServer
 from airflow_provider_aihc.emulator.control import (
     REDACTED,
     TOKEN_ENV,
     TOKEN_HEADER,
     control_headers,
 )
-from airflow_provider_aihc.emulator.server import EmulatorServer
 
 SECRET_BODY = {
     "jobSpec": {

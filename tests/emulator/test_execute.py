@@ -1,4 +1,4 @@
-"""Issue 22 §3: the emulator really runs jobs (``--execute``), over real HTTP.
+"""The emulator really runs jobs (``--execute``), over real HTTP.
 
 Processes are checked by a ``/proc`` scan (``tests/local_processes.py``): by the replicas'
 process groups and by the job marker every process of a job carries in its environment.
@@ -17,9 +17,8 @@ import pytest
 from aihc_emulator_client import POOL, Client
 from local_processes import group_members, job_processes, wait_for
 
-from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, scenarios
+from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, EmulatorServer, scenarios
 from airflow_provider_aihc.emulator.execute import ExecuteSettings
-from airflow_provider_aihc.emulator.server import EmulatorServer
 
 SECRET = secrets.token_urlsafe(18)
 Q = {"resourcePoolId": POOL}
@@ -109,7 +108,7 @@ def test_stop_sends_sigterm_then_sigkill_to_every_process_group(
     # bash ignores SIGTERM and so does its background child: only SIGKILL ends them
     job_id = create(client, "stubborn", "trap '' TERM; sleep 600 & sleep 600; wait", replicas=2)
     wait_for("both replicas", lambda: len(job_processes(job_id)) >= 4)
-    groups = server.backend._jobs[job_id].runner.pids()  # type: ignore[union-attr]
+    groups = server.backend.state.find(job_id).runner.pids()  # type: ignore[union-attr]
 
     client.ok("POST", f"/api/v1/aijobs/{job_id}/stop", Q)
 
@@ -120,7 +119,7 @@ def test_stop_sends_sigterm_then_sigkill_to_every_process_group(
 
 def test_delete_removes_the_working_directory(client: Client, server: EmulatorServer) -> None:
     job_id = create(client, "tidy", "echo data > out.txt; sleep 600")
-    run = server.backend._jobs[job_id].runner
+    run = server.backend.state.find(job_id).runner
     wait_for("the output file", lambda: (run.workdir / "out.txt").exists())  # type: ignore[union-attr]
 
     client.ok("DELETE", f"/api/v1/aijobs/{job_id}", Q)

@@ -8,8 +8,7 @@ import pytest
 import requests
 from aihc_emulator_client import POOL, Client, job_body
 
-from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator import EmulatorServer, scenarios
 
 JOBS = "/api/v1/aijobs"
 Q = {"resourcePoolId": POOL}

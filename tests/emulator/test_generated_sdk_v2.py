@@ -6,7 +6,7 @@ managed pool (addressed by the queue's id, which differs from its name).
 The generated client sends no ``X-API-Version`` header on job actions and literal
 ``xxxx`` defaults for pool and queue when a request leaves them unset
 (``api/aihc_client.py``); both are what the emulator must accept or refuse as the server
-would. ``DescribeJobMetrics`` and ``DescribeJobWebterminal`` are not served yet.
+would.
 """
 
 from __future__ import annotations
@@ -27,10 +27,16 @@ from baiducloud_python_sdk_aihc.models.describe_job_events_request import (
 from baiducloud_python_sdk_aihc.models.describe_job_logs_request import (
     DescribeJobLogsRequest,
 )
+from baiducloud_python_sdk_aihc.models.describe_job_metrics_request import (
+    DescribeJobMetricsRequest,
+)
 from baiducloud_python_sdk_aihc.models.describe_job_nodes_request import (
     DescribeJobNodesRequest,
 )
 from baiducloud_python_sdk_aihc.models.describe_job_request import DescribeJobRequest
+from baiducloud_python_sdk_aihc.models.describe_job_webterminal_request import (
+    DescribeJobWebterminalRequest,
+)
 from baiducloud_python_sdk_aihc.models.describe_jobs_request import (
     DescribeJobsRequest,
 )
@@ -46,9 +52,12 @@ from baiducloud_python_sdk_core.bce_client_configuration import BceClientConfigu
 from baiducloud_python_sdk_core.exception import BceHttpClientError, BceServerError
 from baiducloud_python_sdk_core.retry.retry_policy import NoRetryPolicy
 
-from airflow_provider_aihc.emulator import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
+from airflow_provider_aihc.emulator import (
+    DEFAULT_ACCESS_KEY_ID,
+    DEFAULT_SECRET_ACCESS_KEY,
+    EmulatorServer,
+)
 from airflow_provider_aihc.emulator.jobs import Progression
-from airflow_provider_aihc.emulator.server import EmulatorServer
 
 SELF_MANAGED, RESEARCH = "cce-emulator0", "research"
 MANAGED, MANAGED_QUEUE_ID = "aihc-serverless", "aihcq-emulator0"
@@ -145,6 +154,22 @@ def test_every_job_action_of_the_generated_client(
     )
     assert nodes.job_id == job_id
     assert len(nodes.nodes) == 2
+    metrics = client.describe_job_metrics(
+        DescribeJobMetricsRequest(
+            resource_pool_id=pool, queue_id=queue, job_id=job_id, metric_type="GpuUsage",
+            start_time="0", time_step="60",
+        )
+    )  # fmt: skip
+    assert metrics.job_id == job_id
+    assert metrics.metrics is not None
+    assert 70 <= metrics.metrics.value <= 99
+    terminal = client.describe_job_webterminal(
+        DescribeJobWebterminalRequest(
+            resource_pool_id=pool, queue_id=queue, job_id=job_id, pod_name="gen-train-master-0",
+            ping_timeout_second="600",
+        )
+    )  # fmt: skip
+    assert terminal.web_terminal_url.startswith("wss://")
 
     modified = client.modify_job(
         ModifyJobRequest(resource_pool_id=pool, queue_id=queue, job_id=job_id, priority="high")

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 from aihc_emulator_client import Client
 
-from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator import EmulatorServer
 
 SMUGGLED = b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"
 

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from aihc_emulator_client import POOL, Client, job_body
 
-from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator import EmulatorServer
 
 JOBS = "/api/v1/aijobs"
 Q = {"resourcePoolId": POOL}

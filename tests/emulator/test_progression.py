@@ -7,9 +7,9 @@ from collections.abc import Iterator
 import pytest
 from aihc_emulator_client import POOL, Client, FakeClock
 
+from airflow_provider_aihc.emulator import EmulatorServer
 from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.scenarios import FailJob, ForceStatus, HoldJob
-from airflow_provider_aihc.emulator.server import EmulatorServer
 
 Q = {"resourcePoolId": POOL}
 EVENTS_Q = {**Q, "jobFramework": "PyTorchJob"}

@@ -9,7 +9,7 @@ import sys
 
 from aihc_emulator_client import Client
 
-from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator import EmulatorServer
 
 
 def test_fixture_sets_the_connection(aihc_emulator: EmulatorServer) -> None:
@@ -27,7 +27,8 @@ def test_importing_the_plugin_and_package_is_light() -> None:
     code = (
         "import sys; import airflow_provider_aihc.emulator.pytest_plugin; "
         "heavy = [m for m in ('airflow', 'asyncio', 'requests', "
-        "'airflow_provider_aihc.emulator.server') if m in sys.modules]; print(heavy)"
+        "'airflow_provider_aihc.emulator.server', 'airflow_provider_aihc.emulator.http.app') "
+        "if m in sys.modules]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() in ("[]", "['asyncio']")  # pytest itself may pull asyncio

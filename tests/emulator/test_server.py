@@ -21,8 +21,11 @@ import pytest
 from aihc_emulator_client import POOL, Client
 
 from airflow_provider_aihc.auth import signer
-from airflow_provider_aihc.emulator import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY
-from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator import (
+    DEFAULT_ACCESS_KEY_ID,
+    DEFAULT_SECRET_ACCESS_KEY,
+    EmulatorServer,
+)
 
 
 def raw_exchange(server: EmulatorServer, payload: bytes, reads: int = 1) -> bytes:

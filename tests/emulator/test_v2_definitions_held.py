@@ -21,8 +21,6 @@ TABLE = json.loads(
 LENIENT = {
     ("CreateJob", "queue"): "bce-python-sdk 0.9.79 CreateJob sends no body queue",
 }
-#: Actions the emulator does not serve yet (fidelity S3-24).
-NOT_SERVED = {"DescribeJobMetrics", "DescribeJobWebterminal"}
 JOB = "held"
 #: A complete body per action (the required fields and nothing the action lacks).
 BODIES: dict[str, dict[str, Any]] = {
@@ -56,15 +54,7 @@ def _required(action: str) -> list[tuple[str, str]]:
 
 
 CASES = [
-    pytest.param(
-        action,
-        where,
-        name,
-        id=f"{action}-{name}",
-        marks=[pytest.mark.xfail(strict=True, reason="not served yet (S3-24)")]
-        if action in NOT_SERVED
-        else [],
-    )
+    pytest.param(action, where, name, id=f"{action}-{name}")
     for action in TABLE["actions"]
     for where, name in _required(action)
 ]

@@ -1,4 +1,4 @@
-"""Fixtures of the reliability suite (issue 6): the one driver process, the DB, the figures.
+"""Fixtures of the reliability suite: the one driver process, the DB, the figures.
 
 Every DAG-run case (fault matrix, kills, secrets) the selected tests need runs in ONE
 ``rel_driver.py`` process per test run (under pytest-xdist, in worker ``gw0``, whose
@@ -189,6 +189,6 @@ def driver_run() -> DriverRun:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if FIGURES:
-        terminalreporter.section("reliability figures (issue 6)")
+        terminalreporter.section("reliability figures")
         for key in sorted(FIGURES):
             terminalreporter.write_line(f"{key}: {FIGURES[key]}")

@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +35,11 @@ sys.path.insert(0, str(HERE))
 
 import rel_plan  # noqa: E402
 
+sys.path.insert(0, str(HERE.parent))  # tests/: in_process_airflow
+from in_process_airflow import build_execution_api_once  # noqa: E402
+
 from airflow_provider_aihc.emulator import (  # noqa: E402
     DEFAULT_ACCESS_KEY_ID,
-    DEFAULT_RESOURCE_POOL_ID,
     DEFAULT_SECRET_ACCESS_KEY,
     scenarios,
 )
@@ -46,19 +49,15 @@ from airflow_provider_aihc.emulator.server import EmulatorServer  # noqa: E402
 EVENTS_ENV = "AIHC_REL_EVENTS"
 #: A case that takes longer than this is abandoned (the whole driver exits).
 CASE_LIMIT_SECONDS = 300.0
-WATCH_LIMIT_SECONDS = 30.0
+#: How long the kill watcher waits for the job to run, from the case's start: a hang guard
+#: (a task on a loaded machine took 30 s to start, before its wait's KILL_DEADLINE counts).
+WATCH_LIMIT_SECONDS = 120.0
+#: Reads of a kept job after its wait's kill that show the kill left it running.
+KEPT_READS = 3
 
 
 def connection(server: EmulatorServer, ak: str, sk: str, **extra: Any) -> str:
-    return json.dumps(
-        {
-            "conn_type": "aihc",
-            "login": ak,
-            "password": sk,
-            "host": server.url,
-            "extra": {"resource_pool_id": DEFAULT_RESOURCE_POOL_ID, **extra},
-        }
-    )
+    return replace(server.connection(**extra), login=ak, password=sk).json
 
 
 def shorten_waits() -> None:
@@ -118,9 +117,36 @@ def watcher(
                 log.append("marked failed")
             os.kill(os.getpid(), signal.SIGTERM)
             log.append(f"SIGTERM at {jobs[-1]['status']}")
+            if not case["cancel_on_kill"]:
+                end_a_kept_wait(server, jobs[-1]["jobId"], done, log)
             return
         time.sleep(0.02)
     log.append("no kill: the job never ran")
+
+
+def end_a_kept_wait(
+    server: EmulatorServer, job_id: str, done: threading.Event, log: list[str]
+) -> None:
+    """After the kill of a wait that keeps its job: once the wait has read the job
+    ``KEPT_READS`` more times and nothing stopped it, fail the job, which ends the wait.
+
+    On Airflow 3 such a SIGTERM runs ``on_kill`` and the wait goes on (in a deployment
+    the supervisor's SIGKILL ends it; ``dag.test`` has none), so only its ``timeout`` ended
+    it, 30 s a case. What the case shows is the same: the job was left alone by the kill
+    (the log's "kept" line), and the try failed.
+    """
+
+    def reads() -> int:
+        return server.backend.count("GetJob") + server.backend.count("ListJobs")
+
+    before = reads()
+    while not done.is_set() and reads() < before + KEPT_READS:
+        time.sleep(0.02)
+    if done.is_set():
+        return  # the kill ended the wait itself (Airflow 2.11)
+    [job] = [job for job in server.backend.jobs() if job["jobId"] == job_id]
+    log.append(f"kept: {job['status']} {KEPT_READS} reads after the SIGTERM")
+    server.backend.set_status(job_id, "Failed", reason="ended by the driver", hold=True)
 
 
 def run_case(case: dict[str, Any], bag: Any, servers: dict[str, EmulatorServer], tmp: Path) -> dict:
@@ -207,6 +233,7 @@ def main() -> None:
         max_retries=rel_plan.MAX_RETRIES,
     )
     shorten_waits()
+    build_execution_api_once()
     bag = load_dags()
     # A SIGTERM that reaches no task (a bug in a kill case) must not end the driver.
     signal.signal(signal.SIGTERM, lambda signum, frame: print("SIGTERM outside a task"))

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import itertools
-import json
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,15 +55,7 @@ def connection_json(server: EmulatorServer, **extra: Any) -> str:
     """``AIRFLOW_CONN_*`` JSON for ``server`` with the default credentials."""
     login = extra.pop("login", DEFAULT_ACCESS_KEY_ID)
     password = extra.pop("password", DEFAULT_SECRET_ACCESS_KEY)
-    return json.dumps(
-        {
-            "conn_type": "aihc",
-            "login": login,
-            "password": password,
-            "host": server.url,
-            "extra": {"resource_pool_id": POOL, **extra},
-        }
-    )
+    return replace(server.connection(**extra), login=login, password=password).json
 
 
 def total_requests(server: EmulatorServer) -> int:

@@ -1,4 +1,4 @@
-"""Issue 6 §4: whatever a DAG author passes, a valid request or a named error, nothing sent.
+"""Whatever a DAG author passes, a valid request or a named error, nothing sent.
 
 Property tests (hypothesis, ``derandomize=True``) through the operator's own path,
 ``AIHCCreateJobOperator.execute`` (``build_request``, then the submitter), and the
@@ -135,7 +135,7 @@ def _execute(emulator: EmulatorServer, params: dict[str, Any]) -> str:
         assert error.errors
         assert all(field and problem for field, problem in error.errors), error.errors
         return "refused, nothing sent"
-    if isinstance(error, AIHCRefusedError):  # a 400: fails without retries (issue 12)
+    if isinstance(error, AIHCRefusedError):  # a 400: fails without retries
         error = error.error
     if isinstance(error, AIHCApiError) and not isinstance(error, AIHCJobTimeoutError):
         assert any(reason in str(error) for reason in SERVER_SIDE), error
@@ -286,7 +286,7 @@ def test_waiting_parameters_are_not_checked_when_nothing_waits(emulator: Emulato
 def test_an_undefined_connection_is_refused_by_name_before_sending(
     emulator: EmulatorServer,
 ) -> None:
-    """Issue 12: a missing connection fails without retries (it was Airflow's own
+    """A missing connection fails without retries (it was Airflow's own
     ``AirflowNotFoundException``, which the task retried)."""
     operator = AIHCCreateJobOperator(
         task_id="train", image="i", command="c", aihc_conn_id="aihc_nowhere"

@@ -1,4 +1,4 @@
-"""Issue 6 §2: crashes.  A worker killed mid-create, then retried; a triggerer restarted.
+"""Crashes.  A worker killed mid-create, then retried; a triggerer restarted.
 
 * ``airflow tasks test`` runs the task in a real Airflow process; the emulator carries the
   create out at once but holds its answer (a ``delay`` fault), and the process is killed

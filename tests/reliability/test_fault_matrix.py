@@ -1,4 +1,4 @@
-"""Issue 6 §1: seeded fault schedules through real task execution, with task retries.
+"""Seeded fault schedules through real task execution, with task retries.
 
 Each seed (``rel_plan.schedule``) picks a mode (sync or deferred wait), the job's fate
 (succeeds, fails once, always fails, never ends, sits in a status the provider does not

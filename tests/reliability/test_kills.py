@@ -1,4 +1,4 @@
-"""Issue 6 §3: a waiting task killed, timed out or marked failed, in poke and deferred mode.
+"""A waiting task killed, timed out or marked failed, in poke and deferred mode.
 
 With ``cancel_on_kill=True`` the job ends ``ManualTermination``; with ``False`` it keeps
 running.  Through real task execution (``rel_driver.py``, ``dag.test()``):
@@ -59,9 +59,15 @@ def test_a_killed_wait_stops_the_job_only_when_cancel_on_kill(
     result = driver_run.case(case["id"])
     FIGURES["kills: DAG-run kill cases"] += 1
     jobs = [(job["name"], job["status"]) for job in result["jobs"]]
-    expected = "ManualTermination" if case["cancel_on_kill"] else "Running"
     details = f"{case['id']}: jobs {jobs}, actions {result['actions']}, tries {result['tries']}"
-    assert jobs == [(case["job_name"], expected)], details
+    [(name, status)] = jobs
+    assert name == case["job_name"], details
+    if case["cancel_on_kill"]:
+        assert status == "ManualTermination", details
+    else:  # left alone: wherever the emulator's clock got it (a loaded machine is slow);
+        # on 3.0-3.2 as the wait saw it after the kill, before the driver failed it
+        kept = [a.split()[1] for a in result["actions"] if a.startswith("kept: ")]
+        assert (kept[0] if kept else status) in ("Created", "Scheduled", "Running"), details
     assert result["counts"].get("CreateJob") == 1, details
     if not case["cancel_on_kill"]:
         assert result["counts"].get("StopJob", 0) == 0, details
@@ -73,7 +79,7 @@ def test_a_killed_wait_stops_the_job_only_when_cancel_on_kill(
     # trigger before the failure callback: the task's end is then the driver's error.
     assert killed or "AirflowTaskTerminated" in (result["driver_error"] or ""), details
     FIGURES["kills: jobs left running that should have been stopped"] += (
-        case["cancel_on_kill"] and expected != result["jobs"][0]["status"]
+        case["cancel_on_kill"] and status != "ManualTermination"
     )
 
 

@@ -1,4 +1,4 @@
-"""Issue 6 §5: no secret key, STS token or Authorization header anywhere a user can read.
+"""No secret key, STS token or Authorization header anywhere a user can read.
 
 ``rel_driver.py`` runs every DAG path (``rel_plan.SECRET_DAGS``) against an emulator whose
 one credential is the recognisable canary pair, with an STS token, faults on the way, a
@@ -17,7 +17,6 @@ Leaks are the secret key, the wrong secret, the token, or a full ``Authorization
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sqlite3
@@ -27,8 +26,9 @@ from typing import Any
 
 import pytest
 import rel_plan
-from rel_support import FIGURES, POOL, DriverRun
+from rel_support import FIGURES, DriverRun
 
+from airflow_provider_aihc.emulator.connection import connection_to
 from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
@@ -66,7 +66,7 @@ def test_every_dag_path_ran_as_intended(driver_run: DriverRun) -> None:
     assert all("loss is NaN" in t["error"] for t in failing["tries"])
     assert _errors(results["rel_secret_invalid"]) == ["AIHCValidationError"]
     wrong = results["rel_secret_wrong_secret"]
-    # A refused signature fails at once, without the task's retry (issue 12).
+    # A refused signature fails at once, without the task's retry.
     assert _errors(wrong) == ["AIHCRefusedError"], wrong["tries"]
     assert all(
         "SignatureDoesNotMatch" in t["error"] and rel_plan.CANARY_AK in t["error"]
@@ -88,14 +88,8 @@ def test_the_emulator_accepts_the_sts_token(monkeypatch: pytest.MonkeyPatch) -> 
     with EmulatorServer(
         access_key_id=rel_plan.CANARY_AK, secret_access_key=rel_plan.CANARY_SK
     ) as server:
-        conn = {
-            "conn_type": "aihc",
-            "login": rel_plan.CANARY_AK,
-            "password": rel_plan.CANARY_SK,
-            "host": server.url,
-            "extra": {"resource_pool_id": POOL, "security_token": rel_plan.CANARY_TOKEN},
-        }
-        monkeypatch.setenv("AIRFLOW_CONN_AIHC_CANARY", json.dumps(conn))
+        conn = server.connection(security_token=rel_plan.CANARY_TOKEN)
+        monkeypatch.setenv("AIRFLOW_CONN_AIHC_CANARY", conn.json)
         hook = AIHCHook("aihc_canary")
         sent: list[dict[str, str]] = []
         real = hook.session.request
@@ -180,14 +174,13 @@ def test_no_secret_in_logs_db_xcom_rendered_fields_or_errors(driver_run: DriverR
 
 @pytest.fixture
 def canary_connection(monkeypatch: pytest.MonkeyPatch) -> None:
-    conn = {
-        "conn_type": "aihc",
-        "login": rel_plan.CANARY_AK,
-        "password": rel_plan.CANARY_SK,
-        "host": "http://127.0.0.1:9",
-        "extra": {"resource_pool_id": POOL, "security_token": rel_plan.CANARY_TOKEN},
-    }
-    monkeypatch.setenv("AIRFLOW_CONN_AIHC_CANARY", json.dumps(conn))
+    conn = connection_to(
+        "http://127.0.0.1:9",
+        access_key_id=rel_plan.CANARY_AK,
+        secret_access_key=rel_plan.CANARY_SK,
+        security_token=rel_plan.CANARY_TOKEN,
+    )
+    monkeypatch.setenv("AIRFLOW_CONN_AIHC_CANARY", conn.json)
 
 
 def test_hook_and_config_reprs_hold_no_secret(canary_connection: None) -> None:

@@ -26,7 +26,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
-    if file_path.name.startswith("example_") and file_path.suffix == ".py":
+    # A file named on the command line is collected as a module already.
+    explicit = parent.session.isinitpath(file_path)
+    if file_path.name.startswith("example_") and file_path.suffix == ".py" and not explicit:
         return pytest.Module.from_parent(parent, path=file_path)
     return None
 

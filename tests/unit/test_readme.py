@@ -63,6 +63,7 @@ EXPECTED = {
     "docs/emulator.md": {"test_my_training_dag": "function"},
     "docs/results.md": {"train": "AIHCCreateJobOperator", "promote": "function"},
     "docs/taskflow.md": {"train": "function", "fit": "function", "test_my_dag": "function"},
+    "docs/hook.md": {"gpu_usage": "function"},
 }  # fmt: skip
 
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from airflow_provider_aihc.exceptions import AIHCConfigError
 from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
+from airflow_provider_aihc.job_parameters import JOB_FIELDS, JobField
 
 __all__ = ["JOBS_PATH", "LIST_FILTERS", "Dialect", "check_path_id", "dialect_for"]
 
@@ -64,28 +65,25 @@ class Dialect(Protocol):
         ...
 
 
-#: Create fields only v1 defines (bce-sdk-go ``services/aihc/api/v1/aiJob.go:172-182``), by
-#: wire name with the operator's or model's name.
-V1_ONLY_FIELDS = (
-    ("codeSource", "code_source"),
-    ("logCollectionFilePatterns", "log_collection_file_patterns"),
-    ("requiredNodeAffinity", "required_node_affinity"),
-    ("preferredNodeAffinity", "preferred_node_affinity"),
-    ("runningTimeoutStopTimeUnit", "running_timeout_stop_time_unit"),
-)
-#: Create fields only v2 defines (bce-openapi-meta ``schema/aihc/CreateJob.json:246-261``).
-V2_ONLY_FIELDS = (("advancedSettings", "advanced_settings"),)
+#: Create fields only v1 defines, and only v2 (their rows in job_parameters name the sources).
+V1_ONLY_FIELDS: tuple[JobField, ...] = tuple(r for r in JOB_FIELDS if r.v2 is None)
+V2_ONLY_FIELDS: tuple[JobField, ...] = tuple(r for r in JOB_FIELDS if r.v1 is None)
 
 
 def other_dialects_fields(
-    body: Mapping[str, Any], fields: tuple[tuple[str, str], ...], needs: str
+    body: Mapping[str, Any], fields: tuple[JobField, ...], needs: str
 ) -> list[tuple[str, str]]:
-    """A problem for each of ``fields`` set in ``body``: it needs api_version ``needs``."""
-    return [
-        (f"{wire} ({name})", f"needs the connection's api_version {needs}")
-        for wire, name in fields
-        if body.get(wire) is not None
-    ]
+    """A problem for each of ``fields`` set in ``body`` (v1 form): it needs api_version
+    ``needs`` (or what its row's ``refusal`` says)."""
+    problems = []
+    for row in fields:
+        value: Any = body
+        for key in row.wire.split("."):
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is not None:
+            refusal = row.refusal or f"needs the connection's api_version {needs}"
+            problems.append((f"{row.wire} ({row.name})", refusal))
+    return problems
 
 
 def dialect_for(api_version: str) -> Dialect:

@@ -11,16 +11,16 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
+from airflow_provider_aihc.exceptions import AIHCConfigError
+from airflow_provider_aihc.hooks._base import MANAGED_POOLS, QUEUE, ApiRequest, Endpoint, Params
 from airflow_provider_aihc.hooks.dialects import (
-    LIST_FILTERS,
     V2_ONLY_FIELDS,
     check_path_id,
     other_dialects_fields,
 )
 
 #: Pools whose job calls also need ``queueID`` (bce-sdk-go ``SERVERLESS_CLUSTER``/``BHCMP``).
-QUEUE_ID_POOLS = frozenset({"aihc-serverless", "aihc-bhcmp"})
+QUEUE_ID_POOLS = MANAGED_POOLS
 #: ``jobFramework`` values v1 accepts (the create page lists PyTorchJob; the CLI sends MPIJob).
 V1_FRAMEWORKS = ("PyTorchJob", "MPIJob")
 
@@ -39,15 +39,19 @@ class V1Dialect:
         body: Any,
         path_args: Mapping[str, str],
     ) -> ApiRequest:
-        """The endpoint's path with safe segments; ``resourcePoolId`` on job calls; no
-        :data:`~airflow_provider_aihc.hooks.dialects.LIST_FILTERS` (v1 lists cannot filter)."""
+        """The endpoint's path with safe segments; ``resourcePoolId`` on job calls; not the
+        arguments the endpoint says v1 drops (v1 lists cannot filter:
+        :data:`~airflow_provider_aihc.hooks.dialects.LIST_FILTERS`)."""
+        if not endpoint.v1:
+            raise AIHCConfigError(
+                f"{endpoint.operation} has no api_version v1 action (only v2 defines it); "
+                "use a connection with api_version v2"
+            )
         path = endpoint.path.format(**{k: check_path_id(k, v) for k, v in path_args.items()})
-        query = list(params)
-        if endpoint.operation == "ListJobs":
-            query = [(k, v) for k, v in query if k not in LIST_FILTERS]
+        query = [(k, v) for k, v in params if k not in endpoint.v1_drops]
         if pool is not None:
             query.insert(0, ("resourcePoolId", pool))
-            if queue_id and pool in QUEUE_ID_POOLS:
+            if queue_id and pool in QUEUE_ID_POOLS and _sends_queue(endpoint):
                 query.append(("queueID", queue_id))
         return ApiRequest(endpoint=endpoint, path=path, params=tuple(query), body=encode(body))
 
@@ -69,6 +73,11 @@ class V1Dialect:
             )
         problems += other_dialects_fields(body, V2_ONLY_FIELDS, "v2")
         return problems
+
+
+def _sends_queue(endpoint: Endpoint) -> bool:
+    """The create (``queueID`` from the body's queue) and the calls that need the queue."""
+    return QUEUE in endpoint.needs or (endpoint.v2 is not None and endpoint.v2.shape == "create")
 
 
 def encode(body: Any) -> bytes | None:

@@ -11,11 +11,15 @@ The create body moves ``command`` to the top level and ``jobFramework`` to ``job
 and names the queue twice: ``queue`` in the body and ``queueID`` in the query (the docs:
 "保持和queueID一致即可").  A RayJob's spec is a role map holding ``Head`` (documented);
 inferred, not documented: a TFJob is sent as one ``Worker`` role
-(``jobSpec: {"Worker": spec}``); single-job actions send ``queueID`` as given, else
-``default`` (the self-managed pools' default queue: v2 wants a queueID on them and a job
-id alone does not name its queue; a job in another queue of a self-managed pool needs
-``queue_id``); pools are listed with ``resourcePoolType=common`` (the managed pool is
-addressed as ``aihc-serverless``).  ``DescribeJobs`` sends the hook's list filters as
+(``jobSpec: {"Worker": spec}``).  Single-job actions send ``queueID`` as given: the
+queue's id on a managed pool, its name on a self-managed one
+("自运维资源池须填入队列名称，托管资源池须填入队列Id": bce-openapi-meta
+``i18n/zh-CN/aihc/StopJob.json:4``).  The callers carry the job's queue (a managed pool's
+call without it is refused before sending: ``hooks/_base.py``); a self-managed pool's
+call that names none sends ``default``, that pool's default queue.  A list sends its
+``queue`` as ``queueID`` too (``hooks/calls.py`` ``ListJobsCall``).  Pools are listed
+with ``resourcePoolType=common`` (the managed pool is addressed as ``aihc-serverless``).
+``DescribeJobs`` sends the hook's list filters as
 ``keyword`` (with ``keywordType: name``) and ``status`` (documented); how ``keyword``
 matches is not (a substring is inferred), so the hook filters the answer again and its
 callers pick keywords that every name they look for starts with.
@@ -24,10 +28,11 @@ callers pick keywords that every name they look for starts with.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
+from airflow_provider_aihc.exceptions import AIHCConfigError
+from airflow_provider_aihc.hooks._base import Action, ApiRequest, Endpoint, Params
 from airflow_provider_aihc.hooks.dialects import (
     LIST_FILTERS,
     V1_ONLY_FIELDS,
@@ -36,12 +41,19 @@ from airflow_provider_aihc.hooks.dialects import (
 )
 from airflow_provider_aihc.hooks.dialects.v1 import encode
 from airflow_provider_aihc.hooks.dialects.v2_answers import job_info, v1_pool, v1_queue
+from airflow_provider_aihc.job_parameters import JOB_FIELDS
 
 JOB_HEADERS = (("X-API-Version", "v2"),)
 POOL_HEADERS = (("version", "v2"),)
 #: ``queueID`` of a single-job action when the caller names no queue (inferred).
 DEFAULT_QUEUE_ID = "default"
-POOL_TYPE = "common"
+_SPEC = "jobSpec"
+_JOB_TYPE = "jobType"
+#: ``(v1 path, v2 path)`` of the create fields v2 places elsewhere, from their rows (v2
+#: paths of one key: the top level).
+MOVED = tuple((row.v1, row.v2) for row in JOB_FIELDS if row.v1 and row.v2 and row.v1 != row.v2)
+#: What a moved field is when a body lacks it.
+_WHEN_ABSENT = {_JOB_TYPE: "PyTorchJob"}
 
 
 @dataclass(frozen=True)
@@ -67,15 +79,6 @@ class Args:
         return {"pageNumber": self.number("pageNo"), "pageSize": self.number("pageSize")}
 
 
-@dataclass(frozen=True)
-class Action:
-    """A v2 action: job actions build a body, pool actions a query."""
-
-    name: str
-    body: Callable[[Args], dict[str, Any]] | None = None
-    query: Callable[[Args], Params] | None = None
-
-
 def _list_jobs(a: Args) -> dict[str, Any]:
     filters = {k: a.params.get(k) for k in ("queue", "orderBy", "order", *LIST_FILTERS)}
     if filters["keyword"]:
@@ -83,56 +86,64 @@ def _list_jobs(a: Args) -> dict[str, Any]:
     return {**{k: v for k, v in filters.items() if v}, **a.page()}
 
 
-def _logs(a: Args) -> dict[str, Any]:
-    # Every argument is a String (bce-openapi-meta schema/aihc/DescribeJobLogs.json:36-67).
-    # An empty marker is still sent: META says the first request sends none ("第一次请求不写
-    # marker 参数", i18n/zh-CN/aihc/DescribeJobLogs.json:12), but what a request without one
-    # returns (the first lines, or the newest as the aihc CLI's --tail reads it) is not
-    # defined anywhere; the emulator takes "" as "from the first line" (fidelity S3-20).
-    return a.job(
-        podName=a.path["pod_name"],
-        startTime=a.params.get("startTime") or None,
-        endTime=a.params.get("endTime") or None,
-        maxLines=a.params.get("maxLines") or None,
-        marker=a.params.get("marker"),
-    )
+#: The bodies a v2 action builds itself (``Action.shape``); the others follow the action.
+SHAPES: dict[str, Callable[[Args], dict[str, Any]]] = {
+    "create": lambda a: create_body(a.body),
+    "list": _list_jobs,
+    "batch": lambda a: dict(a.body),
+}
 
 
-def _events(a: Args) -> dict[str, Any]:
-    return a.job(startTime=a.params.get("startTime"), endTime=a.params.get("endTime"))
+def _job_body(action: Action, a: Args) -> dict[str, Any]:
+    """A job action's body: ``jobId`` (and ``podName``), the action's ``fields`` from the
+    v1 query arguments, its ``fixed`` fields, and the v1 body's fields."""
+    if action.shape is not None:
+        return SHAPES[action.shape](a)
+    fields: dict[str, Any] = {"podName": a.path.get("pod_name")}
+    fields.update((k, a.params.get(k)) for k in action.fields)
+    fields.update(action.fixed)
+    fields.update(a.body or {})
+    return a.job(**fields)
 
 
-def _pools(a: Args) -> Params:
-    page = a.page()
-    return [("resourcePoolType", POOL_TYPE), *((k, str(v)) for k, v in page.items() if v)]
+def _query(action: Action, a: Args) -> list[tuple[str, str | None]]:
+    """A pool or queue action's query: its ``fixed`` arguments, its ids, the page."""
+    query: list[tuple[str, str | None]] = [(k, str(v)) for k, v in action.fixed]
+    query += [(name, check_path_id(arg, a.path[arg])) for arg, name in action.ids]
+    if action.paged:
+        query += [(k, str(v)) for k, v in a.page().items() if v]
+    return query
 
 
-def _queues(a: Args) -> Params:
-    pool = check_path_id("resource_pool_id", a.path["pool_id"])
-    return [("resourcePoolId", pool), *((k, str(v)) for k, v in a.page().items() if v)]
+def _job(result: dict[str, Any]) -> dict[str, Any]:
+    job = result.get("job")
+    return job_info(job if isinstance(job, dict) else result)
 
 
-#: v1 operation -> v2 action.
-ACTIONS: dict[str, Action] = {
-    "CreateJob": Action("CreateJob", body=lambda a: create_body(a.body)),
-    "ListJobs": Action("DescribeJobs", body=_list_jobs),
-    "GetJob": Action("DescribeJob", body=lambda a: a.job(needDetail=True)),
-    "StopJob": Action("StopJob", body=lambda a: a.job()),
-    "DeleteJob": Action("DeleteJob", body=lambda a: a.job()),
-    "UpdateJob": Action("ModifyJob", body=lambda a: a.job(priority=a.body["priority"])),
-    "GetJobEvents": Action("DescribeJobEvents", body=_events),
-    "GetPodLogs": Action("DescribeJobLogs", body=_logs),
-    "GetPodEvents": Action("DescribePodEvents", body=lambda a: a.job(podName=a.path["pod_name"])),
-    "ListResourcePools": Action("DescribeResourcePools", query=_pools),
-    "GetResourcePool": Action(
-        "DescribeResourcePool",
-        query=lambda a: [("resourcePoolId", check_path_id("pool_id", a.path["pool_id"]))],
-    ),
-    "ListQueues": Action("DescribeQueues", query=_queues),
-    "GetQueue": Action(
-        "DescribeQueue",
-        query=lambda a: [("queueId", check_path_id("queue_name", a.path["queue_name"]))],
-    ),
+def _jobs(result: dict[str, Any]) -> dict[str, Any]:
+    jobs = result.get("jobs") or []
+    total = result.get("totalCount", result.get("total", 0))
+    return {"total": total, "jobs": [job_info(j) for j in jobs if isinstance(j, dict)]}
+
+
+def _queues(result: dict[str, Any]) -> dict[str, Any]:
+    queues = [v1_queue(q) for q in result.get("queues") or [] if isinstance(q, dict)]
+    return {"total": result.get("totalCount", 0), "queues": queues}
+
+
+def _pools(result: dict[str, Any]) -> dict[str, Any]:
+    pools = result.get("resourcePools") or []
+    return {**result, "resourcePools": [v1_pool(p) for p in pools if isinstance(p, dict)]}
+
+
+#: The answers a v2 action reads back into v1 form (``Action.answer``).
+ANSWERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "job": _job,
+    "jobs": _jobs,
+    "queues": _queues,
+    "queue": v1_queue,
+    "pools": _pools,
+    "pool": v1_pool,
 }
 
 
@@ -151,60 +162,39 @@ class V2Dialect:
         path_args: Mapping[str, str],
     ) -> ApiRequest:
         """The action's request: a signed ``POST`` with a body, or a ``GET`` query."""
-        action = ACTIONS[endpoint.operation]
+        action = endpoint.v2
+        if action is None:
+            raise AIHCConfigError(
+                f"{endpoint.operation} has no api_version v2 action (only v1 defines it); "
+                "use a connection with api_version v1"
+            )
         args = Args(pool, queue_id, dict(params), body, path_args)
-        if action.query is not None:
-            query = [("action", action.name), *action.query(args)]
-            sent = Endpoint(endpoint.operation, "GET", "/", endpoint.retryable)
+        if action.query:
+            query = [("action", action.name), *_query(action, args)]
+            sent = replace(endpoint, method="GET", path="/")
             return ApiRequest(sent, "/", tuple(query), None, POOL_HEADERS)
-        assert action.body is not None
-        job_body = action.body(args)
+        job_body = _job_body(action, args)
         query = [("action", action.name), ("resourcePoolId", pool)]
         queue = _queue_id(endpoint, queue_id, job_body, path_args)
         if queue:
             query.append(("queueID", queue))
-        sent = Endpoint(endpoint.operation, "POST", "/", endpoint.retryable)
+        sent = replace(endpoint, method="POST", path="/")
         return ApiRequest(sent, "/", tuple(query), encode(job_body), JOB_HEADERS)
 
     def answer(self, endpoint: Endpoint, result: Any) -> Any:
-        """Flat answers in the v1 forms the models read."""
-        if not isinstance(result, dict):
+        """Flat answers in the v1 forms the models read (the action's ``answer`` reader;
+        an action without one answers as v1 does)."""
+        reader = endpoint.v2.answer if endpoint.v2 is not None else None
+        if reader is None or not isinstance(result, dict):
             return result
-        if endpoint.operation == "GetJob":
-            job = result.get("job")
-            return job_info(job if isinstance(job, dict) else result)
-        if endpoint.operation == "ListJobs":
-            jobs = result.get("jobs") or []
-            total = result.get("totalCount", result.get("total", 0))
-            return {"total": total, "jobs": [job_info(j) for j in jobs if isinstance(j, dict)]}
-        if endpoint.operation == "ListQueues":
-            queues = [v1_queue(q) for q in result.get("queues") or [] if isinstance(q, dict)]
-            return {"total": result.get("totalCount", 0), "queues": queues}
-        if endpoint.operation == "GetQueue":
-            return v1_queue(result)
-        if endpoint.operation == "ListResourcePools":
-            pools = result.get("resourcePools") or []
-            items = [v1_pool(p) for p in pools if isinstance(p, dict)]
-            return {**result, "resourcePools": items}
-        if endpoint.operation == "GetResourcePool":
-            return v1_pool(result)
-        return result
+        return ANSWERS[reader](result)
 
     def create_problems(self, body: Mapping[str, Any]) -> list[tuple[str, str]]:
         """What only v1 can say: ``faultToleranceConfig`` (v2 takes ``faultToleranceArgs``),
         the v1-only fields, a datasource by ``id``, and fractional quantities (v2's
         ``quantity`` is an Integer: bce-openapi-meta ``schema/aihc/CreateJob.json:78-79``;
         v1's a float)."""
-        problems: list[tuple[str, str]] = []
-        if body.get("faultToleranceConfig") is not None:
-            problems.append(
-                (
-                    "faultToleranceConfig (fault_tolerance_config)",
-                    "api_version v2 has no faultToleranceConfig; give faultToleranceArgs "
-                    "(--flag=value text) in body, or use api_version v1",
-                )
-            )
-        problems += other_dialects_fields(body, V1_ONLY_FIELDS, "v1")
+        problems = other_dialects_fields(body, V1_ONLY_FIELDS, "v1")
         for index, source in enumerate(body.get("datasources") or ()):
             if isinstance(source, Mapping) and source.get("id") is not None:
                 problems.append(
@@ -232,21 +222,22 @@ class V2Dialect:
 def _queue_id(
     endpoint: Endpoint, queue_id: str | None, body: Mapping[str, Any], path: Mapping[str, str]
 ) -> str | None:
-    if endpoint.operation == "CreateJob":
+    if endpoint.v2 is not None and endpoint.v2.shape == "create":
         return str(body.get("queue") or DEFAULT_QUEUE_ID)
-    if "job_id" in path:
+    if "job_id" in path or (endpoint.v2 is not None and endpoint.v2.shape == "batch"):
         return queue_id or DEFAULT_QUEUE_ID
     return queue_id
 
 
 def create_body(v1_body: Mapping[str, Any]) -> dict[str, Any]:
-    """A v1 create body in v2 form: top-level ``command``, ``jobType``, TFJob roles."""
+    """A v1 create body in v2 form: the fields v2 places elsewhere moved (``command`` to
+    the top level, ``jobFramework`` as ``jobType``: :data:`MOVED`), TFJob and RayJob roles."""
     body = dict(v1_body)
-    spec = dict(body.pop("jobSpec", {}))
-    job_type = body.pop("jobFramework", "PyTorchJob")
-    body["command"] = spec.pop("command", None)
-    body["jobType"] = job_type
-    body["jobSpec"] = _roles(job_type, spec)
+    spec = dict(body.pop(_SPEC, {}))
+    for v1, v2 in MOVED:
+        source = spec if v1[0] == _SPEC else body
+        body[v2[-1]] = source.pop(v1[-1], _WHEN_ABSENT.get(v2[-1]))
+    body[_SPEC] = _roles(body[_JOB_TYPE], spec)
     board = body.get("tensorboardConfig")
     if isinstance(board, dict) and "enableTensorboard" in board:
         board = dict(board)

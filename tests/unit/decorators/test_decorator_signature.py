@@ -1,4 +1,4 @@
-"""Issue 22 §5: the decorators are registered, and typed like the operator they make."""
+"""The decorators are registered, and typed like the operator they make."""
 
 from __future__ import annotations
 

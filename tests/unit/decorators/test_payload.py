@@ -1,4 +1,4 @@
-"""Issue 22 §2: what travels in the job of ``@task.aihc_python``, and what is refused."""
+"""What travels in the job of ``@task.aihc_python``, and what is refused."""
 
 from __future__ import annotations
 

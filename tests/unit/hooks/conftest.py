@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hook_helpers import AK, POOL, SK, Sent, Waits
+from hook_helpers import Sent, Waits
 
 from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -27,19 +27,7 @@ def set_conn(monkeypatch: pytest.MonkeyPatch, aihc_emulator: EmulatorServer) -> 
     the connection's fields, ``extra`` is merged (a ``None`` value removes the key)."""
 
     def set_(conn_id: str = "aihc_default", **overrides: Any) -> None:
-        extra: dict[str, Any] = {"resource_pool_id": POOL}
-        for key, value in overrides.pop("extra", {}).items():
-            if value is None:
-                extra.pop(key, None)
-            else:
-                extra[key] = value
-        conn: dict[str, Any] = {
-            "conn_type": "aihc",
-            "login": AK,
-            "password": SK,
-            "host": aihc_emulator.url,
-            "extra": extra,
-        }
+        conn = aihc_emulator.connection(**overrides.pop("extra", {})).to_dict()
         conn.update(overrides)
         monkeypatch.setenv(f"AIRFLOW_CONN_{conn_id.upper()}", json.dumps(conn))
 

@@ -26,8 +26,8 @@ from airflow_provider_aihc.exceptions import (
     AIHCThrottledError,
     AIHCTransportError,
 )
+from airflow_provider_aihc.hooks import _calling as calling_module
 from airflow_provider_aihc.hooks import _sessions, _transport
-from airflow_provider_aihc.hooks import aihc as aihc_module
 from airflow_provider_aihc.hooks._base import Attempt
 from airflow_provider_aihc.hooks._sessions import borrowed
 from airflow_provider_aihc.hooks.aihc import AIHCHook, shared_async_hook
@@ -280,13 +280,13 @@ async def test_concurrent_polls_read_the_connection_once(
     aihc_emulator: EmulatorServer, job_id: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reads: list[str] = []
-    real = aihc_module.aget_connection
+    real = calling_module.aget_connection
 
     async def counting(conn_id: str) -> Any:
         reads.append(conn_id)
         return await real(conn_id)
 
-    monkeypatch.setattr(aihc_module, "aget_connection", counting)
+    monkeypatch.setattr(calling_module, "aget_connection", counting)
     hook = shared_async_hook("aihc_default")
     assert shared_async_hook("aihc_default") is hook
     jobs = await asyncio.gather(*(hook.aget_job_brief(job_id) for _ in range(20)))
@@ -304,7 +304,7 @@ async def test_a_rotated_key_is_read_after_the_ttl(
     await hook.aget_job_brief(job_id)
     set_conn(password="rotated-" + SK)  # the key changes under a running triggerer
     await hook.aget_job_brief(job_id)  # within the TTL: the settings it has
-    monkeypatch.setattr(aihc_module, "ASYNC_CONFIG_TTL_SECONDS", 0.0)
+    monkeypatch.setattr(AIHCHook, "async_config_ttl_seconds", 0.0)
     hook._async_config_expiry = 0.0  # the TTL has passed
     with pytest.raises(AIHCAuthError):  # the emulator still expects the old key
         await hook.aget_job_brief(job_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -287,6 +288,17 @@ def test_a_wrong_extra_is_named_with_what_is_allowed(
         hook.get_job("pytorchjob-1")
     assert expected in str(raised.value)
     assert total_requests(aihc_emulator) == 0
+
+
+def test_every_wrong_extra_is_reported_in_one_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    extra = {"timeout": "soon", "max_retries": 99, "api_version": "{v3}", "region": "mars-1"}
+    _set_extra(monkeypatch, "", **extra)
+    with pytest.raises(AIHCConfigError) as raised:
+        _ = AIHCHook("aihc_form").config
+    text = str(raised.value)
+    named = re.findall(r"extra (\w+) must", text)
+    assert named == ["region", "timeout", "max_retries", "api_version"]
+    assert text.endswith("got '{v3}'")  # a quoted value is text, not a template
 
 
 @pytest.mark.parametrize("region", ["mars-1", ["cn-beijing"], 7])

@@ -4,12 +4,11 @@ logs, exceptions or reprs."""
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable, Iterator
 
 import pytest
-from hook_helpers import AK, SK, TOKEN, Sent, job_body, total_requests
+from hook_helpers import SK, TOKEN, Sent, job_body, total_requests
 
 from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.pools import Pool, Queue
@@ -69,14 +68,8 @@ def unicode_emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer
     """An emulator whose pool and queues have ids with CJK, space and ``+``."""
     queues = (Queue("default"), Queue("a+b"), Queue("a b"), Queue("队列 ü"))
     with EmulatorServer(pools=[Pool(UNICODE_POOL, "unicode pool", queues=queues)]) as server:
-        conn = {
-            "conn_type": "aihc",
-            "login": AK,
-            "password": SK,
-            "host": server.url,
-            "extra": {"resource_pool_id": UNICODE_POOL},
-        }
-        monkeypatch.setenv("AIRFLOW_CONN_AIHC_DEFAULT", json.dumps(conn))
+        conn = server.connection(resource_pool_id=UNICODE_POOL)
+        monkeypatch.setenv("AIRFLOW_CONN_AIHC_DEFAULT", conn.json)
         yield server
 
 

@@ -71,15 +71,22 @@ def test_a_registry_password_is_masked_in_every_form(form: str, mapped: bool) ->
 
 
 @pytest.mark.parametrize("mapped", [False, True], ids=["plain", "mapped"])
-@pytest.mark.parametrize("form", ["camel", "snake_text"])
+@pytest.mark.parametrize("form", ["camel", "snake_text", "parameter", "parameter_text"])
 def test_a_code_sources_bos_token_is_masked(form: str, mapped: bool) -> None:
-    """v1 ``codeSource.bosTemporaryToken`` (bce-sdk-go ``CodeSourceV3``) reads a BOS object."""
+    """v1 ``codeSource.bosTemporaryToken`` (bce-sdk-go ``CodeSourceV3``) reads a BOS object:
+    in ``body`` or in the ``code_source`` parameter, as a dict or as text."""
     token = secret("BosTok")
+    params: dict[str, Any] = dict(BASE)
+    source = {"bosBucket": "b", "bosTemporaryToken": token}
     if form == "camel":
-        body: Any = {"codeSource": {"bosBucket": "b", "bosTemporaryToken": token}}
+        params["body"] = {"codeSource": source}
+    elif form == "snake_text":
+        params["body"] = json.dumps(
+            {"code_source": {"bos_bucket": "b", "bos_temporary_token": token}}
+        )
     else:
-        body = json.dumps({"code_source": {"bos_bucket": "b", "bos_temporary_token": token}})
-    operator = AIHCCreateJobOperator(task_id="train", body=body, **BASE)
+        params["code_source"] = source if form == "parameter" else json.dumps(source)
+    operator = AIHCCreateJobOperator(task_id="train", **params)
     assert not hidden(token)
     render(operator, mapped=mapped)
     assert hidden(token)
@@ -108,16 +115,18 @@ def test_a_sensitive_env_value_is_masked_in_every_form(form: str, mapped: bool) 
 
 
 def test_an_invalid_request_still_has_its_secrets_masked() -> None:
-    password, token = secret("RegPw"), secret("tok")
+    password, token, bos = secret("RegPw"), secret("tok"), secret("BosTok")
     operator = AIHCCreateJobOperator(
         task_id="train",
         replicas=0,  # invalid: the walk, not the validated request, finds them
         image_config={"username": "u", "password": password},
         envs={"API_TOKEN": token},
+        code_source={"bosTemporaryToken": bos},
     )
     render(operator)
     assert hidden(password)
     assert hidden(token)
+    assert hidden(bos)
 
 
 def test_the_mapped_path_loads_the_body_file(tmp_path: Any) -> None:

@@ -1,4 +1,5 @@
-"""The create operator's secret-bearing parameters (``envs``, ``image_config``, ``body``)
+"""The create operator's secret-bearing parameters (``envs``, ``image_config``,
+``code_source``, ``body``)
 behave as plain attributes, but none of their values is in the instance ``__dict__``, the
 part of an operator that OpenLineage's full task info lists (the whole path, listener and
 redaction included: tests/e2e/test_lineage_events.py)."""
@@ -15,6 +16,7 @@ from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 
 TOKEN = "hf-sealed-canary-31"
 PASSWORD = "registry-sealed-canary-77"
+BOS_TOKEN = "bos-sealed-canary-53"
 
 
 def _operator() -> AIHCCreateJobOperator:
@@ -24,6 +26,7 @@ def _operator() -> AIHCCreateJobOperator:
         command="true",
         envs={"HF_TOKEN": "{{ params.token }}"},
         image_config={"username": "bot", "password": PASSWORD},
+        code_source={"bosBucket": "code", "bosTemporaryToken": BOS_TOKEN},
         body='{"jobSpec": {"imageConfig": {"password": "' + PASSWORD + '"}}}',
     )
 
@@ -44,11 +47,13 @@ def test_the_parameters_read_and_render_as_attributes_outside_the_instance_dict(
     assert PASSWORD in operator.body
     info = json.loads(_full_task_info(operator))
     assert info["image"] == "busybox"  # the full task info: every attribute, but these
-    assert not {"envs", "image_config", "body"} & set(info)
-    assert info[STORE] == "<sealed: body, envs, image_config>"
+    assert operator.code_source == {"bosBucket": "code", "bosTemporaryToken": BOS_TOKEN}
+    assert not {"envs", "image_config", "code_source", "body"} & set(info)
+    assert info[STORE] == "<sealed: body, code_source, envs, image_config>"
     text = json.dumps(info)
     assert TOKEN not in text
     assert PASSWORD not in text
+    assert BOS_TOKEN not in text
 
 
 def test_an_unset_parameter_reads_none_and_copies_are_independent() -> None:

@@ -1,4 +1,4 @@
-"""Issue 15: on ``api_version: v2`` the exactly-once lookup asks ``DescribeJobs`` for the
+"""On ``api_version: v2`` the exactly-once lookup asks ``DescribeJobs`` for the
 task instance's candidate names (``keyword``) instead of reading the pool page by page.
 
 Through ``execute`` against the emulator over HTTP; the DescribeJobs requests are counted

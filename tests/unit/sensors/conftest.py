@@ -7,6 +7,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "watch"))
 
-from watch_helpers import create, hook, log, no_hook_retries
+from watch_helpers import create, create_managed, hook, log, no_hook_retries
 
-__all__ = ["create", "hook", "log", "no_hook_retries"]
+__all__ = ["create", "create_managed", "hook", "log", "no_hook_retries"]

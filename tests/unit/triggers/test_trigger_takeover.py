@@ -1,4 +1,4 @@
-"""Issue 12 §5: after a triggerer takeover the new trigger does not copy the job's log
+"""After a triggerer takeover the new trigger does not copy the job's log
 into the task log again from the deferral; it says it took over and resumes near where
 the stopped triggerer was."""
 

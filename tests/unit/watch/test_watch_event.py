@@ -32,6 +32,7 @@ events = st.builds(
     waited_seconds=st.none() | st.floats(min_value=0, max_value=1e9),
     stopped=st.booleans(),
     retryable=st.booleans(),
+    job_queue=st.none() | texts,
 )
 
 
@@ -53,6 +54,7 @@ def test_payload_is_plain_json() -> None:
         "stopped": True,
         "retryable": True,
         "queued": False,
+        "job_queue": None,
     }
 
 

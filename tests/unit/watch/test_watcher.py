@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,8 +15,6 @@ import pytest
 from aihc_jobs import job_body
 
 from airflow_provider_aihc.emulator import (
-    DEFAULT_ACCESS_KEY_ID,
-    DEFAULT_SECRET_ACCESS_KEY,
     scenarios,
 )
 from airflow_provider_aihc.emulator.jobs import Progression
@@ -43,14 +40,8 @@ def emulator(monkeypatch: pytest.MonkeyPatch) -> Iterator[EmulatorServer]:
         Pool(POOL_B, "pool-b"),
     )
     server = EmulatorServer(progression=Progression.manual(), pools=pools).start()
-    connection = {
-        "conn_type": "aihc",
-        "login": DEFAULT_ACCESS_KEY_ID,
-        "password": DEFAULT_SECRET_ACCESS_KEY,
-        "host": server.url,
-        "extra": {"resource_pool_id": POOL_A, "max_retries": 0},
-    }
-    monkeypatch.setenv("AIRFLOW_CONN_AIHC_DEFAULT", json.dumps(connection))
+    connection = server.connection(resource_pool_id=POOL_A, max_retries=0)
+    monkeypatch.setenv("AIRFLOW_CONN_AIHC_DEFAULT", connection.json)
     try:
         yield server
     finally:
@@ -414,3 +405,30 @@ def no_watcher_outlives_its_triggers() -> Iterator[None]:
         if watchers and id(loop) not in before
     ]
     assert left == []
+
+
+async def test_one_watcher_per_pool_and_queue_each_listing_its_own_queue(
+    emulator: EmulatorServer, rounds: list[tuple[str, int, float]]
+) -> None:
+    """Triggers that know their job's queue share a watcher per (pool, queue): its list
+    and its GetJobs name that queue (what a managed pool needs: its queue's id)."""
+    default = make_jobs(emulator, POOL_A, "d", 3)
+    research = make_jobs(emulator, POOL_A, "r", 2, queue="research")
+    queues = {**dict.fromkeys(default, "default"), **dict.fromkeys(research, "research")}
+    tasks = {
+        job_id: asyncio.ensure_future(
+            fire(AIHCJobTrigger(job_id, POOL_A, poll_interval=0.1, stream_logs=False,
+                                job_queue=queue))
+        )
+        for job_id, queue in queues.items()
+    }  # fmt: skip
+    await until(lambda: sum(len(w.job_ids) for w in running_watchers().values()) == 5)
+    assert set(running_watchers()) == {(CONN, POOL_A, "default"), (CONN, POOL_A, "research")}
+    for watcher in running_watchers().values():
+        assert sorted(watcher.job_ids) == sorted(j for j, q in queues.items() if q == watcher.queue)
+    for job_id in queues:
+        emulator.backend.set_status(job_id, "Succeeded")
+    events = {job_id: (await task)[0] for job_id, task in tasks.items()}
+    assert {e.status for e in events.values()} == {"success"}
+    assert {e.job_queue for e in events.values()} == {"default", "research"}
+    assert running_watchers() == {}

@@ -5,7 +5,6 @@ import the fixtures from here.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +16,10 @@ from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 POOL = DEFAULT_RESOURCE_POOL_ID
+#: The emulator's managed pool and its queue's id (``emulator/pools.py``): every call after
+#: the create must carry the id there, or the emulator refuses it as AIHC does.
+MANAGED_POOL = "aihc-serverless"
+MANAGED_QUEUE = "aihcq-emulator0"
 
 
 class Recorder:
@@ -44,9 +47,11 @@ class Recorder:
         return [text for lvl, text in self.records if level is None or lvl == level]
 
 
-def log_lines(server: EmulatorServer, job_id: str, pod: str) -> list[str]:
+def log_lines(
+    server: EmulatorServer, job_id: str, pod: str, pool: str = POOL, queue: str | None = None
+) -> list[str]:
     """Every line of a pod's log, as the emulator holds it."""
-    page = server.backend.pod_logs(POOL, job_id, pod, marker="")
+    page = server.backend.pod_logs(pool, job_id, pod, marker="", queue_id=queue)
     return [line for record in page["logs"] for line in record.split("\n")]
 
 
@@ -71,13 +76,23 @@ def create(hook: AIHCHook) -> Callable[..., str]:
 
 
 @pytest.fixture
+def create_managed(hook: AIHCHook) -> Callable[..., str]:
+    """Create a job in the managed pool's queue; returns its id."""
+
+    def create_(name: str, **extra: Any) -> str:
+        body = job_body(name, queue=MANAGED_QUEUE, **extra)
+        return hook.create_job(body, MANAGED_POOL).job_id
+
+    return create_
+
+
+def refused(server: EmulatorServer) -> list[str]:
+    """The requests the emulator refused (4xx), as ``operation status``."""
+    return [f"{r.operation} {r.status}" for r in server.backend.requests if 400 <= r.status < 500]
+
+
+@pytest.fixture
 def no_hook_retries(aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> None:
     """``aihc_default`` with ``max_retries=0``: every fault reaches the watch loop."""
-    conn = {
-        "conn_type": "aihc",
-        "login": "aihc-emulator-ak",
-        "password": "aihc-emulator-sk",
-        "host": aihc_emulator.url,
-        "extra": {"resource_pool_id": POOL, "max_retries": 0},
-    }
-    monkeypatch.setenv("AIRFLOW_CONN_AIHC_DEFAULT", json.dumps(conn))
+    conn = aihc_emulator.connection(resource_pool_id=POOL, max_retries=0)
+    monkeypatch.setenv("AIRFLOW_CONN_AIHC_DEFAULT", conn.json)

@@ -1,0 +1,121 @@
+"""Wire shapes of the v2 dialect: JobItem and Pod as Baidu's generated v2 clients define
+them (baiducloud-go-sdk ``services/aihc/model_job_item.go``, ``model_pod.go``;
+baiducloud-python-sdk-aihc 0.0.4 ``models/job_item.py``, ``models/pod.py``), built from
+the same state objects the v1 dialect renders (never from v1's answers).
+
+From those models: ``jobid``, ``name``, ``status``, ``jobType``, ``resourcePoolId``,
+``queue``, the replica spec under ``Job`` (``image``, ``imageConfig``, ``replicas``,
+``resources``, ``envs``, ``enableRDMA``, ``hostNetwork``), ``createdAt``, ``finishedAt``,
+``datasources``, ``labels``, ``priority``, ``enableBccl``, ``enableBcclStatus`` (``success``,
+``failed`` or ``unknown``: baiducloud-java-sdk ``models/JobItem.java:80``),
+``faultToleranceArgs``, ``jobTimeLine[{conditionType, conditionMessage, time}]`` (not in
+list items: ``JobItem.java:110``), and with ``needDetail`` the flat ``pods`` and
+``historyPods`` (``PodIP``, ``nodeName``, ``creationAt``, ``uid``, ``name``, ``status``,
+``replicaType``, ``restartCount``, ``envs``, ``finishedAt``, ``reason``).  The docs'
+examples spell ``jobId``/``jobSpec`` instead (aihc-api §3.3); the provider reads both, the
+emulator answers as the generated clients do.  Inferred: the times in the v1 ISO form, a
+pod's ``status`` as v1's ``podStatus.status``, a timeline entry per status change, a
+TFJob's or RayJob's ``Job`` as the role map it was sent as.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow_provider_aihc.emulator.dialects.common import iso
+from airflow_provider_aihc.emulator.state.jobs import Job
+from airflow_provider_aihc.emulator.state.pods import (
+    PodRef,
+    all_labels,
+    is_placed,
+    node_name,
+    pod_envs,
+    pod_ip,
+    pod_reason,
+    pod_status,
+    pods_of,
+)
+
+#: JobSpec fields echoed in a JobItem's ``Job``.
+_SPEC_FIELDS = ("imageConfig", "enableRDMA", "hostNetwork")
+#: Top-level create fields a JobItem echoes when they were sent.
+_ECHOED = ("datasources", "faultToleranceArgs")
+
+
+def job_item(job: Job, need_detail: bool) -> dict[str, Any]:
+    """A JobItem; ``need_detail`` (DescribeJob) adds ``pods``, ``historyPods`` and the
+    timeline, which list items do not carry."""
+    body = job.request.body
+    item: dict[str, Any] = {
+        "jobid": job.job_id,
+        "name": job.name,
+        "status": job.status,
+        "jobType": job.request.framework,
+        "resourcePoolId": job.pool_id,
+        "queue": job.request.queue,
+        "Job": job_spec(job),
+        "createdAt": iso(job.created_at),
+        "finishedAt": iso(job.finished_at),
+        "labels": all_labels(job),
+        "priority": job.priority,
+        "enableBccl": bool(body.get("enableBccl")),
+        "enableFaultTolerance": bool(body.get("faultTolerance")),
+    }
+    if body.get("enableBccl"):
+        item["enableBcclStatus"] = "success"
+    item.update({key: body[key] for key in _ECHOED if body.get(key) is not None})
+    if need_detail:
+        item["jobTimeLine"] = [
+            {"conditionType": status, "conditionMessage": reason, "time": iso(at)}
+            for status, at, reason in job.history
+        ]
+        item["pods"] = [pod(job, ref) for ref in pods_of(job)]
+        item["historyPods"] = []
+    return item
+
+
+def pod(job: Job, ref: PodRef) -> dict[str, Any]:
+    """A flat v2 ``Pod``; its ``status`` is what v1 calls ``podStatus.status``."""
+    placed = is_placed(job)
+    return {
+        "PodIP": pod_ip(job, ref) if placed else "",
+        "nodeName": node_name(job, ref) if placed else "",
+        "creationAt": iso(job.created_at),
+        "uid": f"{job.job_id}-{ref.rank}",
+        "name": ref.name,
+        "status": pod_status(job)[1],
+        "replicaType": ref.replica_type,
+        "restartCount": 0,
+        "envs": pod_envs(job, ref),
+        "finishedAt": iso(job.finished_at),
+        "reason": pod_reason(job),
+    }
+
+
+def job_spec(job: Job) -> dict[str, Any]:
+    """The job's spec as sent (a TFJob's role map), else rebuilt from what v1 keeps."""
+    sent = job.request.body.get("jobSpec")
+    if job.request.framework in ("TFJob", "RayJob") and isinstance(sent, dict):
+        return _masked_roles(sent)
+    spec: dict[str, Any] = {
+        "image": job.request.image,
+        "replicas": job.request.replicas,
+        "resources": job.request.resources,
+        "envs": job.request.envs,
+    }
+    if isinstance(sent, dict):
+        spec.update({key: sent[key] for key in _SPEC_FIELDS if sent.get(key) is not None})
+    if isinstance(spec.get("imageConfig"), dict):
+        spec["imageConfig"] = {**spec["imageConfig"], "password": "******"}
+    return spec
+
+
+def _masked_roles(roles: dict[str, Any]) -> dict[str, Any]:
+    """A role map as sent, registry passwords masked as in a single spec."""
+    masked: dict[str, Any] = {}
+    for role, spec in roles.items():
+        config = spec.get("imageConfig") if isinstance(spec, dict) else None
+        if isinstance(config, dict):
+            spec = {**spec, "imageConfig": {**config, "password": "******"}}
+        masked[role] = spec
+    return masked
