@@ -21,7 +21,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import ValidationError
 
-from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCResponseError
+from airflow_provider_aihc.exceptions import (
+    AIHCAuthError,
+    AIHCConfigError,
+    AIHCNotFoundError,
+    AIHCResponseError,
+)
 from airflow_provider_aihc.hooks import _transport
 from airflow_provider_aihc.hooks._base import (
     POOL,
@@ -30,10 +35,11 @@ from airflow_provider_aihc.hooks._base import (
     Call,
     ConnectionConfig,
     config_from_connection,
+    is_managed_pool,
     missing_needs,
 )
 from airflow_provider_aihc.hooks._listing import Where
-from airflow_provider_aihc.hooks.calls import ListJobsCall
+from airflow_provider_aihc.hooks.calls import GetResourcePool, ListJobsCall
 from airflow_provider_aihc.hooks.dialects import Dialect, check_path_id, dialect_for
 from airflow_provider_aihc.version_compat import BaseHook, aget_connection, mask_secret
 
@@ -48,6 +54,9 @@ LIST_PAGE_SIZE = 100
 LIST_MAX_PAGES = 1000
 #: How long an async hook reuses its connection's settings before reading them again.
 ASYNC_CONFIG_TTL_SECONDS = 300.0
+#: A self-managed pool's id is its CCE cluster's (bce-sdk-go
+#: ``services/aihc/api/v1/resourcePool.go:40``: "资源池 ID，CCE Cluster ID").
+CCE_POOL_PREFIX = "cce-"
 
 
 class CallingHook(BaseHook):  # type: ignore[misc]
@@ -75,6 +84,7 @@ class CallingHook(BaseHook):  # type: ignore[misc]
         self._async_config: ConnectionConfig | None = None
         self._async_config_expiry = 0.0
         self._async_config_lock: asyncio.Lock | None = None
+        self._pool_managed: dict[str, bool] = {}
 
     @cached_property
     def config(self) -> ConnectionConfig:
@@ -111,6 +121,31 @@ class CallingHook(BaseHook):  # type: ignore[misc]
     def resource_pool(self, resource_pool_id: str | None = None) -> str:
         """The pool to use: the given one, else the connection's ``resource_pool_id``."""
         return _pool(self.config, resource_pool_id, self.aihc_conn_id)
+
+    def is_managed_pool(self, resource_pool_id: str | None = None) -> bool:
+        """Whether the pool is managed, so that every call for one of its jobs needs the id
+        of the job's queue: one of :data:`~airflow_provider_aihc.hooks._base.MANAGED_POOLS`,
+        or on ``api_version`` v2 a pool AIHC reports as managed
+        (:attr:`~airflow_provider_aihc.models.pool.ResourcePool.managed`), asked once per
+        hook and never for a CCE cluster's ``cce-`` id.  v1 goes by the id alone, as
+        bce-sdk-go's v1 client does (``services/aihc/resource/client.go:20-21``).
+
+        A pool AIHC will not describe to these credentials (no permission, or not found)
+        counts as self-managed: AIHC itself then refuses a call that lacks the queue id.
+        Any other failure of the lookup is raised (nothing has been created yet).
+        """
+        pool = self.resource_pool(resource_pool_id)
+        if is_managed_pool(pool):
+            return True
+        if self.dialect.name == "v1" or pool.startswith(CCE_POOL_PREFIX):
+            return False
+        if pool not in self._pool_managed:
+            try:
+                self._pool_managed[pool] = self.send(GetResourcePool(pool)).managed
+            except (AIHCAuthError, AIHCNotFoundError) as err:
+                self.log.info("Pool %s was not described (%s): taken as self-managed", pool, err)
+                self._pool_managed[pool] = False
+        return self._pool_managed[pool]
 
     async def aresource_pool(self, resource_pool_id: str | None = None) -> str:
         """Async :meth:`resource_pool`."""

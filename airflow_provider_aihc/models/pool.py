@@ -17,6 +17,7 @@ from airflow_provider_aihc.models._lenient import EMPTY_OBJECT_OK as _OBJECT_OK
 from airflow_provider_aihc.models._lenient import AnyMap, Int, Str, Timestamp
 
 __all__ = [
+    "MANAGED_POOL_TYPES",
     "Queue",
     "QueueList",
     "ResourcePool",
@@ -26,6 +27,12 @@ __all__ = [
     "ResourcePoolStatus",
     "UsageCount",
 ]
+
+
+#: The v2 pool ``type`` values of managed pools, whose job calls need the queue's id:
+#: ``dedicatedV2`` ("托管资源池v2") and ``bhcmp`` (bce-sdk-go
+#: ``services/aihc/v2/api/resourcepool.go:59-65``; ``common`` is a self-managed pool).
+MANAGED_POOL_TYPES = frozenset({"dedicatedV2", "bhcmp"})
 
 
 def _unwrap(data: object, wrapper: str, own_key: str) -> object:
@@ -86,6 +93,9 @@ class ResourcePool(_ResponseModel):
     """Properties."""
     status: Annotated[ResourcePoolStatus, _OBJECT_OK] = Field(default_factory=ResourcePoolStatus)
     """State."""
+    type: Str = ""
+    """v2 only: ``common`` (self-managed), ``dedicatedV2`` or ``bhcmp`` (managed); v1 pools
+    carry no type (bce-sdk-go ``services/aihc/v2/api/resourcepool.go:116``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -97,6 +107,11 @@ class ResourcePool(_ResponseModel):
     def pool_id(self) -> str:
         """The pool id (``metadata.id``)."""
         return self.metadata.id
+
+    @property
+    def managed(self) -> bool:
+        """Whether AIHC reports the pool as managed (:data:`MANAGED_POOL_TYPES`)."""
+        return self.type in MANAGED_POOL_TYPES
 
 
 class ResourcePoolList(_ResponseModel):

@@ -7,6 +7,8 @@ import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 #: Context keys a run without a logical date lacks (Airflow 3 manual, API, asset runs).
@@ -64,14 +66,19 @@ def _seconds(value: Any) -> float:
     return seconds if math.isfinite(seconds) else math.nan
 
 
-def managed_queue_problems(pool: str | None, queue: str | None) -> list[tuple[str, str]]:
+def managed_queue_problems(
+    pool: str, queue: str | None, is_managed: Callable[[str], bool]
+) -> list[tuple[str, str]]:
     """``[("queue (job_queue)", problem)]`` when ``pool`` is a managed pool and ``queue``
     names no queue id: every call after the create must carry the queue's id there
     (bce-sdk-go ``services/aihc/resource/client.go:175-177``; "托管资源池须填入队列Id":
-    bce-openapi-meta ``i18n/zh-CN/aihc/StopJob.json:4``), and ``default`` is a name."""
-    from airflow_provider_aihc.hooks._base import is_managed_pool
+    bce-openapi-meta ``i18n/zh-CN/aihc/StopJob.json:4``), and ``default`` is a name.
 
-    if not is_managed_pool(pool) or (queue and queue != "default"):
+    :param is_managed: the hook's
+        :meth:`~airflow_provider_aihc.hooks.aihc.AIHCHook.is_managed_pool`, asked only
+        when ``queue`` names no queue (it may ask AIHC).
+    """
+    if (queue and queue != "default") or not is_managed(pool):
         return []
     return [
         (

@@ -45,7 +45,6 @@ from airflow_provider_aihc.exceptions import (
     AIHCThrottledError,
     AIHCTransportError,
 )
-from airflow_provider_aihc.hooks._base import is_managed_pool
 from airflow_provider_aihc.operators._identity import (
     DAG_LABEL,
     RUN_LABEL,
@@ -275,7 +274,7 @@ class JobSubmitter:
         attempt landed unseen); create under a fresh name if this connection did not create
         it (squatted); else fail for good, naming who holds it."""
         # A name is held pool-wide; a managed pool lists one queue at a time (its id).
-        queue = request.queue if is_managed_pool(self.pool) else None
+        queue = request.queue if self.hook.is_managed_pool(self.pool) else None
         jobs = self.hook.list_job_summaries(self.pool, queue=queue, name_keyword=request.name)
         holder = next((job for job in jobs if job.name == request.name), None)
         if holder is None:  # gone since: a retry may create it

@@ -285,7 +285,9 @@ class AIHCCreateJobOperator(BaseOperator):
             if request is not None:
                 errors.extend(self.hook.dialect.create_problems(request.to_wire()))
             if request is not None and not errors:
-                errors.extend(managed_queue_problems(pool, request.queue))
+                errors.extend(
+                    managed_queue_problems(pool, request.queue, self.hook.is_managed_pool)
+                )
         if errors or request is None:
             raise AIHCValidationError(errors)
         return request, pool

@@ -1,10 +1,11 @@
 """Which queue the sensor's job is in, when the sensor may be given only a job id.
 
 Every call after the create names the job's queue as AIHC addresses it: the queue's id
-on a managed pool (``aihc-serverless``, ``aihc-bhcmp``), where AIHC refuses a call without
-it (bce-sdk-go ``services/aihc/resource/client.go:175-177``), and its name on a v2
-self-managed pool ("自运维资源池须填入队列名称，托管资源池须填入队列Id": bce-openapi-meta
-``i18n/zh-CN/aihc/DescribeJob.json:4``).  In this order, the first that answers:
+on a managed pool (``aihc-serverless``, ``aihc-bhcmp``, or one AIHC reports as managed:
+:meth:`~airflow_provider_aihc.hooks.aihc.AIHCHook.is_managed_pool`), where AIHC refuses a
+call without it (bce-sdk-go ``services/aihc/resource/client.go:175-177``), and its name on
+a v2 self-managed pool ("自运维资源池须填入队列名称，托管资源池须填入队列Id": bce-openapi-meta
+``i18n/zh-CN/aihc/DeleteJob.json:4``).  In this order, the first that answers:
 
 1. the sensor's own ``job_queue``;
 2. the XCom ``job_queue`` of an upstream create operator whose XCom ``job_id`` is this job;
@@ -20,7 +21,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import AIHCValidationError
-from airflow_provider_aihc.hooks._base import is_managed_pool
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -54,7 +54,7 @@ def find_job_queue(
         queue = _pull(ti, task_id, XCOM_JOB_QUEUE)
         if isinstance(queue, str) and queue and _pull(ti, task_id, XCOM_JOB_ID) == job_id:
             return queue, f"the XCom job_queue of task {task_id!r}, which created the job"
-    if is_managed_pool(pool):
+    if hook.is_managed_pool(pool):
         ids = sorted({i for queue in hook.list_queues(pool) for i in _queue_ids(queue)})
         if len(ids) == 1:
             return ids[0], f"the only queue of managed pool {pool!r} (ListQueues)"

@@ -13,7 +13,9 @@ AIHC answers:
 * a job call without ``resourcePoolId``: ``400 InvalidParam``;
 * a managed pool (``aihc-serverless``) without ``queueID``: ``400 InvalidParam "queueID
   must be set in serverless pool"`` (third-party); a ``queueID`` other than the job's
-  queue: ``403 AccessDenied "no permission to get job"`` (third-party);
+  queue: ``403 AccessDenied "no permission to get job"`` (third-party); on a self-managed
+  pool, a ``queueID`` that names another queue than the job's: ``404 JobNotFound``
+  (inferred);
 * a job in a queue the pool lacks: ``400 InvalidParam`` (inferred);
 * a create whose name equals a job that still exists (not deleted, whatever its status)
   in the same pool: ``409 JobAlreadyExists`` (inferred: the name becomes a Kubernetes
@@ -424,6 +426,11 @@ class State:
         queue = pool.queue(job.request.queue)
         if pool.serverless and queue is not None and queue.queue_id != queue_id:
             raise EmulatorError(403, "AccessDenied", "no permission to get job")
+        if not pool.serverless and queue_id and queue is not None and queue.name != queue_id:
+            # A self-managed pool's job is addressed by its queue's name ("自运维资源池须填入
+            # 队列名称": bce-openapi-meta i18n/zh-CN/aihc/DeleteJob.json:4); the answer to
+            # another queue's name is inferred: the job is not in that queue.
+            raise not_found("JobNotFound", f"job {job_id!r} not found in queue {queue_id!r}")
         return job
 
     def _settled(self, pool_id: str, job_id: str, queue_id: str | None) -> Job:

@@ -84,6 +84,7 @@ def v1_pool(pool: Mapping[str, Any]) -> dict[str, Any]:
             "createdAt": pool.get("createdAt"),
             "updatedAt": pool.get("updatedAt"),
         },
+        "type": pool.get("type", ""),
         "spec": {
             "region": pool.get("region", ""),
             "k8sVersion": pool.get("k8sVersion", ""),

@@ -120,8 +120,9 @@ def test_on_a_v2_self_managed_pool_every_call_names_the_jobs_queue_not_default(
     aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """v2 wants the job's queue name on every single-job action of a self-managed pool
-    ("自运维资源池须填入队列名称": bce-openapi-meta ``i18n/zh-CN/aihc/DescribeJob.json:4``);
-    the emulator does not check it there, so the wire is read."""
+    ("自运维资源池须填入队列名称": bce-openapi-meta ``i18n/zh-CN/aihc/DeleteJob.json:4``;
+    "通用资源池…": ``DescribeJob.json:4``): the emulator answers another queue's name
+    ``JobNotFound``, and the wire is read too."""
     conn = json.loads(os.environ["AIRFLOW_CONN_AIHC_DEFAULT"])
     conn["extra"]["api_version"] = "v2"
     monkeypatch.setenv("AIRFLOW_CONN_AIHC_DEFAULT", json.dumps(conn))
