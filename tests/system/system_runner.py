@@ -187,8 +187,14 @@ class JobRecord:
     cleanup: list[str] = field(default_factory=list)
 
     def saw(self, status: str, at: float) -> None:
+        """Record ``status`` when it is new, and say so (a run's progress on stdout)."""
         if not self.statuses or self.statuses[-1]["status"] != status:
             self.statuses.append({"status": status, "seconds": round(at, 1)})
+            print(f"{SAW_LINE}{self.job_id}: {status} ({at:.1f} s)", flush=True)
+
+
+#: How the runner's stdout says it saw a job reach a status.
+SAW_LINE = "system run: AIHC job "
 
 
 @dataclass

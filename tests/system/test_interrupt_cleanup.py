@@ -12,11 +12,12 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
-from system_runner import ENV, SYSTEM_DIR
+from system_runner import ENV, SAW_LINE, SYSTEM_DIR
 
 from airflow_provider_aihc.emulator import (
     DEFAULT_ACCESS_KEY_ID,
@@ -60,12 +61,21 @@ def test_an_interrupted_run_stops_and_deletes_its_job(airflow_db, tmp_path: Path
     proc = subprocess.Popen(
         runner, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
     )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout or ()), daemon=True)
+    reader.start()
     try:
         running = lambda: any(j["status"] == "Running" for j in server.backend.jobs())  # noqa: E731
         _wait_for(running, "running job", proc)
+        # The runner reads the job every 0.5 s: signalled as soon as the emulator says
+        # Running, its last reading could still be Scheduled. It prints what it saw.
+        seen = lambda: any(SAW_LINE in line and ": Running (" in line for line in lines)  # noqa: E731
+        _wait_for(seen, "the runner seeing the job run", proc)
         report = tmp_path / "report.json"
         proc.send_signal(signum)
-        output, _ = proc.communicate(timeout=DEADLINE_SECONDS)
+        proc.wait(timeout=DEADLINE_SECONDS)
+        reader.join(timeout=30)
+        output = "".join(lines)
     finally:
         if proc.poll() is None:
             proc.kill()
