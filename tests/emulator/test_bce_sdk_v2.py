@@ -228,6 +228,7 @@ def test_resource_pools_and_queues(sdk: AihcClient) -> None:
     assert [p.resourcePoolId for p in common.resourcePools] == [POOL]
     managed = sdk.DescribeResourcePools(resourcePoolType="dedicatedV2")
     assert [p.resourcePoolId for p in managed.resourcePools] == [SERVERLESS]
+    assert sdk.DescribeResourcePools(resourcePoolType="bhcmp").totalCount == 0  # none here
     none = sdk.DescribeResourcePools(
         resourcePoolType="common", keywordType="resourcePoolId", keyword="nope"
     )

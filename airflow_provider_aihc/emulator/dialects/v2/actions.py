@@ -13,7 +13,7 @@ required on every single-job action and on ``BatchStopJobs`` (``400 InvalidParam
 missing), and on ``DescribeJobs`` in a managed pool; DescribeJobLogs' numbers as strings;
 ``DescribeJob`` answering ``{requestId, job}`` (the generated clients' models);
 ``pageNumber`` 1-based with ``pageSize`` 10 by default; ``chunkSize`` 1 by default;
-``resourcePoolType`` ``common`` (self-managed) or ``dedicatedV2`` (managed).
+``resourcePoolType`` ``common`` (self-managed), ``dedicatedV2`` or ``bhcmp`` (managed).
 
 Answer shapes of ``BatchStopJobs`` and of the pool and queue actions: the generated
 clients' and bce-sdk-go's models (:mod:`.v2.pools`).  Inferred (the emulator's choice):
@@ -38,10 +38,10 @@ from airflow_provider_aihc.emulator.state.errors import EmulatorError, invalid_p
 from airflow_provider_aihc.emulator.state.jobs import Job, JobFilter
 from airflow_provider_aihc.emulator.state.pools import Pool
 
-from .pools import MANAGED_POOL_TYPE, flat_pool, queue_spec
+from .pools import POOL_TYPES, flat_pool, queue_spec
+from .pools import pool_type as pool_type_of
 from .render import job_item
 
-POOL_TYPES = ("common", MANAGED_POOL_TYPE)
 KEYWORD_TYPES = ("name", "queueName")
 POOL_KEYWORD_TYPES = ("resourcePoolName", "resourcePoolId")
 
@@ -308,8 +308,8 @@ def _describe_pools(c: Call) -> dict[str, Any]:
     _choice(c.query.get("keywordType") or None, POOL_KEYWORD_TYPES, "keywordType")
 
     def wanted(pool: Pool) -> bool:
-        managed = pool.serverless == (pool_type == MANAGED_POOL_TYPE)
-        return managed and keyword in (pool.pool_id if by_id else pool.name)
+        of_type = pool_type_of(pool) == pool_type
+        return of_type and keyword in (pool.pool_id if by_id else pool.name)
 
     page = c.state.list_pools(
         flat_pool,

@@ -32,13 +32,20 @@ from airflow_provider_aihc.emulator.state.pools import (
 )
 
 MANAGED_POOL_TYPE = "dedicatedV2"
+#: The ``resourcePoolType`` values (bce-sdk-go ``services/aihc/v2/api/resourcepool.go:59-65``).
+POOL_TYPES = ("common", MANAGED_POOL_TYPE, "bhcmp")
+#: The BHCMP pool's id (bce-sdk-go ``services/aihc/resource/client.go:21``).
+BHCMP_POOL_ID = "aihc-bhcmp"
 #: The v1 quantity names that are not accelerators.
 _PLAIN = ("cpu", "memory")
 
 
 def pool_type(pool: Pool) -> str:
-    """``dedicatedV2`` for a managed pool, else ``common`` (the ``resourcePoolType`` values)."""
-    return MANAGED_POOL_TYPE if pool.serverless else "common"
+    """``bhcmp`` for a managed pool ``aihc-bhcmp``, ``dedicatedV2`` for another managed
+    pool, else ``common``."""
+    if not pool.serverless:
+        return "common"
+    return "bhcmp" if pool.pool_id == BHCMP_POOL_ID else MANAGED_POOL_TYPE
 
 
 def flat_pool(pool: Pool, used: PoolUsage) -> dict[str, Any]:
