@@ -119,7 +119,12 @@ def pod_info(job: Job, pod: PodRef) -> dict[str, Any]:
 
 
 def job_ref(job: Job) -> dict[str, Any]:
-    """``{jobId, jobName}``: what create, stop and delete answer."""
+    """``{jobId, jobName}``: what create, stop and delete answer.
+
+    Stop too: bce-sdk-go's stop answer has ``jobId`` only (``api/v1/aiJob.go:287-289``),
+    but the ``aihc`` CLI 1.1.1 reads ``result.jobName`` from it (``aihc_cli_py/job.py:361``)
+    and fails without it, so the server evidently sends it (fidelity S3-12).
+    """
     return {"jobId": job.job_id, "jobName": job.name}
 
 
