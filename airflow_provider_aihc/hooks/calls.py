@@ -232,6 +232,14 @@ class GetJobEvents(JobCall[JobEvents]):
 class GetPodLogs(Call[PodLogs]):
     """GetPodLogs: ``marker=None`` reads the tail, ``""`` the log from its first line.
 
+    A read from the first line sends neither ``marker`` nor ``maxLines``: the first request
+    sends no marker ("第一次请求不写 marker 参数") and without ``maxLines`` AIHC answers the
+    pod's whole log ("未设置则返回 Pod 从启动以来的所有日志"; bce-openapi-meta
+    ``i18n/zh-CN/aihc/DescribeJobLogs.json:10,12``), while ``maxLines`` alone asks for the
+    newest lines (the ``aihc`` CLI's ``--tail``, ``aihc_cli_py/job.py:406``).  So the first
+    page is the whole log (from ``start_time`` when set), whatever ``max_lines`` says; the
+    pages after it, from its ``nextMarker``, hold at most ``max_lines`` lines.
+
     ``start_time``/``end_time`` (epoch seconds) keep the lines written in that window:
     ``startTime`` is in AIHC's API table (aihc-api.md §3.2), ``endTime`` is what
     bce-sdk-go sends (``services/aihc/resource/client.go``) and v2's DescribeJobLogs
@@ -243,10 +251,6 @@ class GetPodLogs(Call[PodLogs]):
         query=(("start_time", "startTime"), ("end_time", "endTime"),
                ("max_lines", "maxLines"), ("marker", "marker")),
         # Every argument is a String (bce-openapi-meta schema/aihc/DescribeJobLogs.json).
-        # An empty marker is still sent, though bce-openapi-meta says the first request
-        # sends none (i18n/zh-CN/aihc/DescribeJobLogs.json:12): what a marker-less request
-        # returns is defined nowhere, and the aihc CLI's --tail reads it as the newest
-        # lines; fidelity S3-20, docs/fidelity.md.
         v2=Action("DescribeJobLogs", fields=("startTime", "endTime", "maxLines", "marker")),
     )  # fmt: skip
     model = PodLogs
@@ -262,10 +266,11 @@ class GetPodLogs(Call[PodLogs]):
     queue_id: str | None = field(default=None, kw_only=True)
 
     def params(self) -> list[tuple[str, str | None]]:
-        """As declared, but an empty marker is sent too (the log from its first line)."""
+        """As declared; a read from the first line (``marker=""``) without ``maxLines``
+        (fidelity S3-20: an empty marker was sent before)."""
         sent = list(Call.params(self))
         if self.marker == "":
-            sent.append(("marker", ""))
+            sent = [(name, value) for name, value in sent if name != "maxLines"]
         return sent
 
 

@@ -11,6 +11,7 @@ import pytest
 from hook_helpers import POOL, Sent, job_body, total_requests
 
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.trainlog import encode_marker
 from airflow_provider_aihc.exceptions import (
     AIHCApiError,
     AIHCConfigError,
@@ -295,8 +296,11 @@ def test_pod_logs_tail_and_marker_paging(hook: AIHCHook, wire: Spy) -> None:
     assert _lines(tail.logs) == full[-3:]
 
     sent = wire(hook)
+    first = hook.get_pod_logs(created.job_id, pod, max_lines=4, marker="")
+    assert _lines(first.logs) == full  # a first page is the whole log (fidelity S3-20):
+    assert {"marker", "maxLines"}.isdisjoint(_query(sent.pop(0)))  # neither is sent
     pages: list[str] = []
-    markers = [""]
+    markers = [encode_marker(0)]  # the emulator's marker of the first line
     for _ in range(50):
         page = hook.get_pod_logs(created.job_id, pod, max_lines=4, marker=markers[-1])
         lines = _lines(page.logs)

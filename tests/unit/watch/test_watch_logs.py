@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
+import pytest
+from aihc_jobs import job_body
 from watch_helpers import Recorder, log_lines
 
 from airflow_provider_aihc.emulator.jobs import Progression
@@ -22,6 +26,7 @@ from airflow_provider_aihc.watch import (
     wait_for_job,
 )
 
+CONN_ENV = "AIRFLOW_CONN_AIHC_DEFAULT"
 STAMPED = re.compile(r"^(\[[\w-]+\] )?\d{4}-\d\d-\d\dT")
 
 
@@ -66,6 +71,44 @@ def test_a_whole_run_is_copied_exactly_once_in_order(
     assert len(expected) == 12 + 6 * 3 + 2 + 3  # start-up, iterations, output, closing
     assert copied(log) == expected
     assert expected[-1].endswith("training process exited with code 0")
+
+
+@pytest.mark.parametrize("api_version", ["v1", "v2"])
+def test_no_read_sends_an_empty_marker_and_the_first_sends_no_max_lines(
+    aihc_emulator: EmulatorServer,
+    monkeypatch: pytest.MonkeyPatch,
+    log: Recorder,
+    api_version: str,
+) -> None:
+    """The first request of a pod's log sends no ``marker`` ("第一次请求不写 marker 参数")
+    and no ``maxLines`` (then AIHC answers the whole log: bce-openapi-meta
+    ``i18n/zh-CN/aihc/DescribeJobLogs.json:10,12``); the reads after it send the
+    ``nextMarker`` they got (fidelity S3-20)."""
+    monkeypatch.setenv(CONN_ENV, aihc_emulator.connection(api_version=api_version).json)
+    hook = AIHCHook()
+    aihc_emulator.backend.progression = Progression.per_poll(1, running=4)
+    job_id = hook.create_job(job_body("markers")).job_id
+    reads: list[dict[str, Any]] = []
+    real = hook.session.request
+
+    def request(method: str, url: str, **kwargs: Any) -> Any:
+        query = dict(parse_qsl(urlsplit(url).query, keep_blank_values=True))
+        body = json.loads(kwargs["data"]) if kwargs.get("data") else {}
+        if "/logs" in url or query.get("action") == "DescribeJobLogs":
+            reads.append({**query, **body})
+        return real(method, url, **kwargs)
+
+    hook.session.request = request  # type: ignore[method-assign]
+    event = wait_for_job(
+        hook, job_id, None, poll_interval=1.0, deadline=None, stop_on_timeout=True,
+        stream_logs=True, log=log, sleep=lambda _: None,
+    )  # fmt: skip
+    assert event.status == "success"
+    assert copied(log) == log_lines(aihc_emulator, job_id, "markers-master-0")
+    assert len(reads) > 2
+    assert "marker" not in reads[0]
+    assert "maxLines" not in reads[0]
+    assert all(read.get("marker") for read in reads[1:])  # never an empty one
 
 
 def test_a_chatty_job_is_capped_per_poll_and_carried_on_from_the_marker(
