@@ -334,6 +334,7 @@ class SystemRun:
 
     def observe(self) -> None:
         """Read every job of this session: its status now, its answer's fields."""
+        from airflow_provider_aihc.exceptions import AIHCNotFoundError
         from airflow_provider_aihc.links.aihc import job_url
 
         now = time.monotonic() - self._started
@@ -345,7 +346,10 @@ class SystemRun:
             if record is None:
                 url = job_url(self.hook.config.base_url, item.job_id, self.settings.pool)
                 record = self.jobs[item.job_id] = JobRecord(item.job_id, item.name, url)
-            job = self.hook.get_job(item.job_id, self.settings.pool)
+            try:
+                job = self.hook.get_job(item.job_id, self.settings.pool)
+            except AIHCNotFoundError:  # deleted since the list (the DAG's own teardown)
+                continue
             record.saw(job.status, now)
             fields = set(job.model_dump(by_alias=True, exclude_unset=True))
             record.answer_fields = sorted(fields | set(record.answer_fields))
