@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     (build / "report.txt").unlink(missing_ok=True)
     services = Services(log_dir=logs, env=dict(os.environ), build=build)
     try:
-        deployment = _start(build, services, table)
+        deployment = start_deployment(build, services, table)
         if deployment is not None:
             only = {name for name in args.only.split(",") if name}
             scenarios.run_all(deployment, services, table, only)
@@ -88,8 +88,25 @@ def main(argv: list[str] | None = None) -> int:
     return table.print(build)
 
 
-def _start(build: Path, services: Services, table: report.Table) -> scenarios.Deployment | None:
-    """The deployment, started and healthy; ``None`` when a phase failed (in the table)."""
+def start_deployment(
+    build: Path,
+    services: Services,
+    table: report.Table,
+    *,
+    schedulers: int = 1,
+    dag_folders: dict[str, Path] | None = None,
+    dag_ids: frozenset[str] = frozenset(scenarios.ALL_DAGS),
+    config: dict[str, str] | None = None,
+) -> scenarios.Deployment | None:
+    """The deployment, started and healthy, its DAGs parsed and unpaused; ``None`` when a
+    phase failed (in the table).
+
+    :param schedulers: how many schedulers run (``make test-chaos``: two, Airflow's HA mode).
+    :param dag_folders: the DAGs folder's links (:func:`stack.fresh_home`).
+    :param dag_ids: the DAGs to wait for and unpause.
+    :param config: Airflow settings on top of :func:`stack.airflow_env`'s
+        (``SECTION__KEY``: value).
+    """
     external_db = os.environ.get("AIHC_DEPLOY_DATABASE_URL", "")
     external_broker = os.environ.get("AIHC_DEPLOY_BROKER_URL", "")
     external = {"postgresql": external_db, "redis-server": external_broker}
@@ -109,12 +126,13 @@ def _start(build: Path, services: Services, table: report.Table) -> scenarios.De
 
     def migrate() -> None:
         env.update(stack.airflow_env(build, endpoints, api_port))
+        env.update({f"AIRFLOW__{key}": value for key, value in (config or {}).items()})
         services.env = env
-        stack.fresh_home(build)
+        stack.fresh_home(build, dag_folders)
         stack.migrate(env, build / "logs" / "db_migrate.log")
 
     def airflow() -> None:
-        stack.start_airflow(services)
+        stack.start_airflow(services, schedulers)
         endpoints.api_url = f"http://127.0.0.1:{api_port}"
         stack.wait_until_healthy(services, endpoints.api_url, STARTUP_TIMEOUT)
 
@@ -134,9 +152,8 @@ def _start(build: Path, services: Services, table: report.Table) -> scenarios.De
         emulator=Emulator(endpoints.emulator_url),
     )
     with table.phase("DAGs parsed") as ok:
-        wanted = scenarios.ALL_DAGS
-        wait_for(lambda: wanted <= deployment.airflow.dag_ids(), 240, "the DAGs", interval=3)
-        for dag_id in sorted(wanted):
+        wait_for(lambda: dag_ids <= deployment.airflow.dag_ids(), 240, "the DAGs", interval=3)
+        for dag_id in sorted(dag_ids):
             deployment.airflow.unpause(dag_id)
         ok.set()
     return deployment if ok.is_set() else None

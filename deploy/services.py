@@ -187,11 +187,14 @@ class Service:
     :param name: short name, used for the log file and the report.
     :param process: the process.
     :param log_path: where its stdout and stderr go.
+    :param argv: its command, and ``extra_env`` its own variables: what a restart runs.
     """
 
     name: str
     process: subprocess.Popen[bytes]
     log_path: Path
+    argv: Sequence[str] = ()
+    extra_env: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def pid(self) -> int:
@@ -262,7 +265,23 @@ class Services:
         :param extra_env: variables on top of the shared environment.
         """
         log_path = self.log_dir / f"{name}.log"
-        with log_path.open("wb") as log:
+        service = Service(name, self._spawn(argv, extra_env, log_path, "wb"), log_path)
+        service.argv, service.extra_env = list(argv), dict(extra_env or {})
+        self.started.append(service)
+        return service
+
+    def restart(self, service: Service) -> None:
+        """Start a stopped service again, as a process supervisor would: the same command
+        and environment, its output appended to the same log.
+
+        :param service: one of :attr:`started`, no longer alive.
+        """
+        service.process = self._spawn(service.argv, service.extra_env, service.log_path, "ab")
+
+    def _spawn(
+        self, argv: Sequence[str], extra_env: Mapping[str, str] | None, log_path: Path, mode: str
+    ) -> subprocess.Popen[bytes]:
+        with log_path.open(mode) as log:
             process = subprocess.Popen(
                 list(argv),
                 env={**self.env, **(extra_env or {}), RUN_MARKER: str(self.build)},
@@ -275,9 +294,7 @@ class Services:
         if started is not None:  # else it is gone already, and its group with it
             with (self.build / PID_FILE).open("a") as pids:
                 pids.write(f"{process.pid} {started}\n")
-        service = Service(name, process, log_path)
-        self.started.append(service)
-        return service
+        return process
 
     def get(self, name: str) -> Service:
         """The service of that name."""

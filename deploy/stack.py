@@ -186,8 +186,13 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
     }
 
 
-def fresh_home(build: Path) -> None:
-    """An empty ``AIRFLOW_HOME`` whose DAGs folder links the examples and the scenarios' DAGs."""
+#: The DAG folders ``make test-deployment`` runs: name in the DAGs folder → folder.
+SCENARIO_DAG_FOLDERS = {"examples": ROOT / "dags_examples", "scenarios": ROOT / "deploy" / "dags"}
+
+
+def fresh_home(build: Path, dag_folders: dict[str, Path] | None = None) -> None:
+    """An empty ``AIRFLOW_HOME`` whose DAGs folder links ``dag_folders`` (default: the
+    examples and the scenarios' DAGs)."""
     home = build / "airflow-home"
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
@@ -195,8 +200,8 @@ def fresh_home(build: Path) -> None:
     if dags.exists():
         shutil.rmtree(dags)
     dags.mkdir()
-    (dags / "examples").symlink_to(ROOT / "dags_examples", target_is_directory=True)
-    (dags / "scenarios").symlink_to(ROOT / "deploy" / "dags", target_is_directory=True)
+    for name, folder in (dag_folders or SCENARIO_DAG_FOLDERS).items():
+        (dags / name).symlink_to(folder, target_is_directory=True)
 
 
 def migrate(env: dict[str, str], log: Path) -> None:
@@ -212,11 +217,16 @@ def migrate(env: dict[str, str], log: Path) -> None:
         raise RuntimeError(f"airflow db migrate failed, see {log}")
 
 
-def start_airflow(services: Services) -> None:
-    """The API server, scheduler, DAG processor, two Celery workers and two triggerers."""
+def start_airflow(services: Services, schedulers: int = 1) -> None:
+    """The API server, the scheduler(s), DAG processor, two Celery workers and two triggerers.
+
+    :param schedulers: how many schedulers (more than one: Airflow's HA mode on PostgreSQL,
+        named ``scheduler_a``, ``scheduler_b``, …).
+    """
     airflow = str(BIN / "airflow")
     services.start("api_server", [airflow, "api-server"])
-    services.start("scheduler", [airflow, "scheduler"])
+    for name in scheduler_names(schedulers):
+        services.start(name, [airflow, "scheduler"])
     services.start("dag_processor", [airflow, "dag-processor"])
     for name in WORKERS:
         argv = [airflow, "celery", "worker", "--celery-hostname", f"{name}@%h", *NO_LOG_SERVER]
@@ -230,6 +240,13 @@ def start_airflow(services: Services) -> None:
             "PYTHONPATH": str(ROOT / "deploy"),
         }
         services.start(name, [airflow, "triggerer", *NO_LOG_SERVER], env)
+
+
+def scheduler_names(schedulers: int) -> list[str]:
+    """The services' names of ``schedulers`` schedulers (one: ``scheduler``)."""
+    if schedulers == 1:
+        return ["scheduler"]
+    return [f"scheduler_{chr(ord('a') + n)}" for n in range(schedulers)]
 
 
 def wait_until_healthy(services: Services, api_url: str, timeout: float) -> None:
