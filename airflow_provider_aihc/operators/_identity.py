@@ -107,6 +107,10 @@ class TaskIdentity:
             SERIES_LABEL: str(self.first_try),
         }
 
+    def created_by_this_instance(self, labels: Mapping[str, str]) -> bool:
+        """Whether a job with ``labels`` was created by this task instance (any series)."""
+        return labels.get(TI_LABEL) == self.key
+
     def created_in_series(self, labels: Mapping[str, str]) -> bool:
         """Whether a job with ``labels`` was created by this task instance's current series.
 

@@ -9,9 +9,12 @@ default name's stable prefix, or the very name after an unknown outcome): on
 ``api_version`` v2 the server then answers with those jobs only, not the pool's; the
 labels still decide, never the name alone.
 A live or succeeded one is adopted; only when every job of the series ended badly is a
-fresh one created, under a new name.  A create is never re-sent while its first attempt
-might have landed and cannot be found; the deterministic name is a second guard, since AIHC
-refuses a name in use.
+fresh one created, under a new name.  A job of an earlier series that still runs (the task
+was cleared while it ran, and nothing stopped it: its triggerer died or was down when the
+clear came) is stopped first, when ``stop_earlier_series`` (the operator's
+``cancel_on_kill``): a clear means "train again", never "train twice".  A create is never
+re-sent while its first attempt might have landed and cannot be found; the deterministic
+name is a second guard, since AIHC refuses a name in use.
 
 Labels can be copied, so a job is this series' only when AIHC says the connection's own
 user created it (the platform's ``aijob.cce.baidubce.com/ai-user-id`` label, checked when
@@ -92,6 +95,7 @@ class JobSubmitter:
     :param resource_pool_id: the pool the job runs in.
     :param identity: the task instance.
     :param log: where decisions (adopt, create, retry) are logged.
+    :param stop_earlier_series: stop the jobs of earlier try series that still run.
     :param sleep: the pause between attempts (a seam for tests).
     """
 
@@ -102,12 +106,14 @@ class JobSubmitter:
         identity: TaskIdentity,
         log: Any,
         *,
+        stop_earlier_series: bool = False,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.hook = hook
         self.pool = resource_pool_id
         self.identity = identity
         self.log = log
+        self.stop_earlier_series = stop_earlier_series
         self.sleep = sleep
 
     def submit(self, request: CreateJobRequest) -> SubmittedJob:
@@ -123,7 +129,10 @@ class JobSubmitter:
             raise
 
     def _submit(self, request: CreateJobRequest) -> SubmittedJob:
-        own = self.own_jobs(request.queue, name_keyword=self._series_keyword(request.name))
+        jobs = self._trusted_jobs(request.queue, self._series_keyword(request.name))
+        if self.stop_earlier_series:
+            self._stop_earlier_series(jobs, request.queue)
+        own = self._in_series(jobs)
         for job in own:
             if not job.is_terminal or job.is_successful:
                 self.log.info(
@@ -148,20 +157,48 @@ class JobSubmitter:
         :param name_keyword: what the name of every job sought starts with: the server
             (``api_version`` v2) then lists only jobs so named, not the whole pool.
         """
+        return self._in_series(self._trusted_jobs(queue, name_keyword))
+
+    def _trusted_jobs(self, queue: str | None, name_keyword: str | None) -> list[JobSummary]:
+        """The jobs of this task instance, of any series, that this connection created."""
         jobs = self.hook.list_job_summaries(
             self.pool,
             queue=queue or None,
             created_after=self.identity.created_after,
             name_keyword=name_keyword,
         )
-        own = [
-            job
-            for job in jobs
-            if self.identity.created_in_series(job.labels_dict) and self._trusted(job)
-        ]
+        mine = [job for job in jobs if self.identity.created_by_this_instance(job.labels_dict)]
+        return [job for job in mine if self._trusted(job)]
+
+    def _in_series(self, jobs: list[JobSummary]) -> list[JobSummary]:
+        own = [job for job in jobs if self.identity.created_in_series(job.labels_dict)]
         return sorted(
             own, key=lambda job: job.created_at.timestamp() if job.created_at else 0.0, reverse=True
         )
+
+    def _stop_earlier_series(self, jobs: list[JobSummary], queue: str | None) -> None:
+        """Stop what an earlier series left running (a failed stop is logged, not raised:
+        the new series trains either way, and the log says which job to stop by hand)."""
+        for job in jobs:
+            if job.is_terminal or self.identity.created_in_series(job.labels_dict):
+                continue
+            try:
+                self.hook.stop_job(job.job_id, self.pool, queue_id=queue or None)
+            except AIHCError as err:
+                self.log.error(
+                    "Could not stop AIHC job %s (%s) of an earlier try series: %s; stop it by hand",
+                    job.job_id,
+                    job.name,
+                    err,
+                )
+            else:
+                self.log.warning(
+                    "Stopped AIHC job %s (%s, %s): an earlier try series of this task "
+                    "created it, and it still ran when the task was cleared",
+                    job.job_id,
+                    job.name,
+                    job.status,
+                )
 
     def _distrust(self, job: JobSummary) -> str | None:
         """Why a job that claims to be this connection's is not, or ``None``."""

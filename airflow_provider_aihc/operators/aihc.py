@@ -107,7 +107,9 @@ class AIHCCreateJobOperator(BaseOperator):
         (the wait ends a little before ``execution_timeout``, to stop the job in order).
         At the deadline the job is stopped and the task fails.
     :param cancel_on_kill: stop the job when the task is killed, times out or is marked
-        failed; ``False`` keeps it running (e.g. for a graceful worker drain).
+        failed, and, when a cleared task starts again, the job its earlier run left
+        running (a clear means "train again", not "train twice"); ``False`` keeps them
+        running (e.g. for a graceful worker drain).
     :param stream_logs: copy the job's new log lines into the task log while waiting.
     :param result_marker: when waiting, the last line of the first replica's log that
         contains it, followed by one JSON value, is the job's result (XCom ``result``);
@@ -299,7 +301,9 @@ class AIHCCreateJobOperator(BaseOperator):
         started = time.time()
         identity = TaskIdentity.from_context(context)
         request, pool = self.build_request(default_name=identity.default_name())
-        submitter = JobSubmitter(self.hook, pool, identity, self.log)
+        submitter = JobSubmitter(
+            self.hook, pool, identity, self.log, stop_earlier_series=self.cancel_on_kill
+        )
         job = submitter.submit(request)
         self.job_id, self._job_pool, self._job_queue = job.job_id, pool, request.queue
         if self.do_xcom_push:

@@ -94,6 +94,44 @@ def test_a_given_name_gets_the_series_suffix_after_a_clear(aihc_emulator: Emulat
     assert [name for name, _ in _statuses(aihc_emulator)] == ["nightly", "nightly-s2"]
 
 
+@pytest.mark.parametrize("cancel_on_kill", [True, False])
+def test_a_cleared_task_stops_the_job_its_earlier_series_left_running(
+    aihc_emulator: EmulatorServer, cancel_on_kill: bool
+) -> None:
+    """A clear that nothing carried to the running job (its triggerer was down, or died
+    while stopping it; found by ``make test-chaos``): the new series stops that job
+    before it trains again, unless ``cancel_on_kill=False``."""
+    ti = TaskInstanceStub()
+    first = _operator(cancel_on_kill=cancel_on_kill).execute(context_of(ti))
+    aihc_emulator.backend.set_status(first, "Running", hold=True)
+
+    second = _operator(cancel_on_kill=cancel_on_kill).execute(context_of(ti.clear()))
+
+    statuses = {job["jobId"]: job["status"] for job in aihc_emulator.backend.jobs()}
+    assert second != first
+    assert statuses[first] == ("ManualTermination" if cancel_on_kill else "Running")
+    assert aihc_emulator.backend.count("StopJob", 200) == (1 if cancel_on_kill else 0)
+
+
+def test_a_failed_stop_of_the_earlier_series_is_logged_and_the_task_trains_again(
+    aihc_emulator: EmulatorServer,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    ti = TaskInstanceStub()
+    first = _operator().execute(context_of(ti))
+    aihc_emulator.backend.set_status(first, "Running", hold=True)
+    aihc_emulator.backend.add_fault(scenarios.error(400, operation="StopJob"))
+
+    second = _operator().execute(context_of(ti.clear()))
+
+    assert second != first
+    logged = caplog.text + capsys.readouterr().out  # Airflow 2's logging, Airflow 3's
+    assert f"Could not stop AIHC job {first}" in logged
+    statuses = {job["jobId"]: job["status"] for job in aihc_emulator.backend.jobs()}
+    assert statuses[first] == "Running"
+
+
 def test_a_retry_in_the_series_adopts_the_running_job(aihc_emulator: EmulatorServer) -> None:
     ti = TaskInstanceStub()
     first = _operator().execute(context_of(ti))
