@@ -253,6 +253,29 @@ async def test_on_kill_stops_the_job(
     assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
 
 
+async def test_on_kill_finishes_its_stop_when_the_triggerer_cancels_it_again(
+    aihc_emulator: EmulatorServer, create: Callable[..., str]
+) -> None:
+    """Airflow 3.3's triggerer cancels a removed trigger's task again at each sync (about a
+    second) while ``on_kill`` runs; a stop slowed by AIHC must still land (found by
+    ``make test-chaos``: marked-failed jobs ran on)."""
+    job_id = create("killed-slowly")
+    aihc_emulator.backend.set_status(job_id, "Running", hold=True)
+    aihc_emulator.backend.add_fault(scenarios.delay(1.0, operation="GetJob"))
+    trigger = AIHCJobTrigger(job_id, POOL, **FAST)
+
+    on_kill = asyncio.ensure_future(trigger.on_kill())
+    await until_polled(aihc_emulator, reads(aihc_emulator) + 1)  # the stop's GetJob is sent
+    on_kill.cancel()  # the triggerer's next sync
+    with pytest.raises(asyncio.CancelledError):
+        await on_kill
+
+    deadline = time.monotonic() + 30
+    while aihc_emulator.backend.job(job_id)["status"] != "ManualTermination":
+        assert time.monotonic() < deadline, aihc_emulator.backend.job(job_id)["status"]
+        await asyncio.sleep(0.05)
+
+
 async def test_on_kill_leaves_the_job_when_told_or_after_the_event(
     aihc_emulator: EmulatorServer, create: Callable[..., str]
 ) -> None:
