@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -19,6 +21,19 @@ FETCH_FACTOR = 10
 COUNTED = "#lines="
 #: A pod whose server stopped sending markers: its log is no longer copied.
 GIVEN_UP = "#off"
+#: Airflow 3's triggerer reads its runner's log records 4 KiB a loop round, and when it
+#: learns that a trigger ended it closes that trigger's log file at once: the records it
+#: has not read yet go to the triggerer's own output, not the task log (found by ``make
+#: test-chaos``: the last 2-7 lines of 3 of 102 jobs; apache/airflow#66158 is the same
+#: channel losing large records).  So a trigger that just copied lines waits before it
+#: fires, half a second per 4 KiB it wrote, plus a second, at most
+#: :data:`LOG_DRAIN_MAX_SECONDS`.
+LOG_READ_BYTES = 4096
+#: What one log record costs on that channel besides its line (the JSON fields Airflow
+#: adds: time, logger, level, the task instance's ids).
+LOG_RECORD_BYTES = 450
+LOG_DRAIN_SECONDS_PER_READ = 0.5
+LOG_DRAIN_MAX_SECONDS = 20.0
 
 
 class LogStreamer:
@@ -57,6 +72,9 @@ class LogStreamer:
         #: Copy only lines written at or after this (epoch seconds): see
         #: :func:`takeover_resume_point`.
         self.since: float | None = None
+        #: When the last lines were copied, and their size on Airflow's log channel
+        #: (:func:`log_drain_seconds`).
+        self.last_copy: tuple[float, int] = (0.0, 0)
         self._failing: set[str] = set()
 
     @property
@@ -137,6 +155,10 @@ class LogStreamer:
                 self.log.info("[%s] %s", pod, line)
             else:
                 self.log.info("%s", line)
+        at, size = self.last_copy
+        now = time.time()
+        written = sum(len(line) + LOG_RECORD_BYTES for line in lines)
+        self.last_copy = (now, written + (size if now - at < LOG_DRAIN_MAX_SECONDS else 0))
 
     def _failed(self, pod: str, error: AIHCError) -> None:
         if pod not in self._failing:
@@ -168,6 +190,21 @@ def takeover_resume_point(
     if deferred_at is None or now - deferred_at <= takeover_seconds + poll_interval:
         return None
     return max(deferred_at, now - takeover_seconds - 2 * poll_interval)
+
+
+def log_drain_seconds(last_copy: tuple[float, int], now: float) -> float:
+    """How long a trigger waits before it fires, so that the triggerer writes the lines it
+    copied last into the task log first (:data:`LOG_READ_BYTES`).
+
+    :param last_copy: :attr:`LogStreamer.last_copy`: when, and how many bytes.
+    :param now: the time now (epoch seconds).
+    """
+    at, size = last_copy
+    if size <= 0:
+        return 0.0
+    reads = math.ceil(size / LOG_READ_BYTES)
+    wait = min(LOG_DRAIN_MAX_SECONDS, 1.0 + LOG_DRAIN_SECONDS_PER_READ * reads)
+    return max(0.0, wait - (now - at))
 
 
 def split_lines(records: Iterable[str]) -> list[str]:
