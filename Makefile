@@ -166,6 +166,13 @@ DEPLOY_PY := $(DEPLOY_DIR)/venv/bin/python
 test-deployment: $(DEPLOY_PY).stamp
 	$(DEPLOY_PY) deploy/run.py --build-dir $(DEPLOY_DIR)
 
+# The same deployment with two schedulers, under a storm of kills and AIHC faults, judged
+# by the provider's promises (docs/reliability.md); CHAOS_SEED=<n> reruns a storm.
+.PHONY: test-chaos
+CHAOS_SEED ?=
+test-chaos: $(DEPLOY_PY).stamp
+	$(DEPLOY_PY) deploy/chaos.py --build-dir build/chaos $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
 $(DEPLOY_PY).stamp: constraints/airflow-$(AF3)-py3.11.txt deploy/constraints.txt pyproject.toml | $(UV)
 	$(UV) venv --quiet --allow-existing --python $(PYTHON) $(DEPLOY_DIR)/venv
 	$(UV) pip install --quiet --compile-bytecode --python $(DEPLOY_PY) \

@@ -32,6 +32,8 @@ DEFERRED = "deferred"
 #: Stops that outlive the trigger's own task (:meth:`AIHCJobTrigger._stop_job_shielded`),
 #: kept here so that the event loop does not drop them half-way.
 _STOPPING: set[asyncio.Task[None]] = set()
+#: How many times a stop is sent when cancellations cut it off.
+STOP_ATTEMPTS_THROUGH_EXIT = 3
 
 
 class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
@@ -240,13 +242,38 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         runner (about once a second) until the task ends, so ``on_kill`` has about a
         second: a stop that waits through a slow answer or a 429 was cut off, and the
         job ran on (found by ``make test-chaos``: 3 of 10 jobs marked failed under AIHC
-        faults).  The stop runs as a task of its own that a cancellation does not reach;
-        only the triggerer's exit ends it.
+        faults).  The stop runs as a task of its own that a cancellation does not reach,
+        and this waits for it through every cancellation (re-raising the last once it is
+        done): a triggerer that shuts down (it does when its database restarts) waits for
+        its triggers, so the stop lands before the process ends.  The hook's timeouts and
+        retries bound how long.  Only a SIGKILL of the triggerer cuts it short.
         """
-        stop = asyncio.ensure_future(self._stop_job(why))
+        stop = asyncio.ensure_future(self._stop_job_through_exit(why))
         _STOPPING.add(stop)
         stop.add_done_callback(_STOPPING.discard)
-        await asyncio.shield(stop)
+        cancelled: asyncio.CancelledError | None = None
+        while not stop.done():
+            try:
+                await asyncio.shield(stop)
+            except asyncio.CancelledError as err:
+                cancelled = err
+        if cancelled is not None:
+            raise cancelled
+
+    async def _stop_job_through_exit(self, why: str) -> None:
+        """:meth:`_stop_job`, sent again when a cancellation cut it off: a triggerer's
+        runner that exits cancels each of its tasks once (``asyncio.run``), then waits for
+        them, and its supervisor gives it ten seconds."""
+        for _ in range(STOP_ATTEMPTS_THROUGH_EXIT - 1):
+            try:
+                await self._stop_job(why)
+            except asyncio.CancelledError:
+                self.log.warning(
+                    "Stopping AIHC job %s was cancelled; sending it again", self.job_id
+                )
+                continue
+            return
+        await self._stop_job(why)
 
     async def _stop_job(self, why: str) -> None:
         from airflow_provider_aihc.exceptions import AIHCError

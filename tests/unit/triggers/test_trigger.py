@@ -266,14 +266,32 @@ async def test_on_kill_finishes_its_stop_when_the_triggerer_cancels_it_again(
 
     on_kill = asyncio.ensure_future(trigger.on_kill())
     await until_polled(aihc_emulator, reads(aihc_emulator) + 1)  # the stop's GetJob is sent
-    on_kill.cancel()  # the triggerer's next sync
+    for _ in range(2):  # the triggerer's next syncs, or its shutdown
+        on_kill.cancel()
+        await asyncio.sleep(0.05)
+    assert not on_kill.done()  # it waits for the stop: a shutting-down triggerer waits for it
+    with pytest.raises(asyncio.CancelledError):
+        await on_kill  # the cancellation, once the stop is done
+    assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
+
+
+async def test_on_kill_stops_the_job_when_the_exiting_runner_cancels_every_task(
+    aihc_emulator: EmulatorServer, create: Callable[..., str]
+) -> None:
+    """A triggerer that exits (its database restarted) cancels each of its runner's tasks
+    once, the stop's own included, and waits for them: the stop is sent again."""
+    job_id = create("killed-at-exit")
+    aihc_emulator.backend.set_status(job_id, "Running", hold=True)
+    aihc_emulator.backend.add_fault(scenarios.delay(1.0, operation="GetJob"))
+    trigger = AIHCJobTrigger(job_id, POOL, **FAST)
+
+    on_kill = asyncio.ensure_future(trigger.on_kill())
+    await until_polled(aihc_emulator, reads(aihc_emulator) + 1)
+    for task in [on_kill, *trigger_module._STOPPING]:  # what asyncio.run's exit does
+        task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await on_kill
-
-    deadline = time.monotonic() + 30
-    while aihc_emulator.backend.job(job_id)["status"] != "ManualTermination":
-        assert time.monotonic() < deadline, aihc_emulator.backend.job(job_id)["status"]
-        await asyncio.sleep(0.05)
+    assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
 
 
 async def test_on_kill_leaves_the_job_when_told_or_after_the_event(
