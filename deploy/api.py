@@ -105,10 +105,10 @@ class Airflow:
             return [{"event": line} for line in events.splitlines()]
         return [e if isinstance(e, dict) else {"event": str(e)} for e in events]
 
-    def xcom(self, dag_id: str, run_id: str, task_id: str, key: str) -> Any:
-        """One XCom value of an unmapped task instance."""
+    def xcom(self, dag_id: str, run_id: str, task_id: str, key: str, map_index: int = -1) -> Any:
+        """One XCom value of a task instance."""
         path = f"/dags/{dag_id}/dagRuns/{quote(run_id)}/taskInstances/{task_id}/xcomEntries/{key}"
-        return self.call("GET", path)["value"]
+        return self.call("GET", path, params={"map_index": map_index})["value"]
 
     def clear(self, dag_id: str, run_id: str, task_ids: list[str]) -> None:
         """Clear task instances (as the UI's "Clear" does), their run set running again."""
@@ -198,6 +198,11 @@ class Emulator:
     def script(self, **script: Any) -> None:
         """Queue a script, e.g. ``kind="hold", status="Running", match="takeover"``."""
         self._call("POST", "scripts", script)
+
+    def state(self) -> dict[str, Any]:
+        """The emulator's whole record: ``jobs``, ``requests`` by operation, what is pending."""
+        result: dict[str, Any] = self._call("GET", "state")
+        return result
 
     def set_status(self, job_id: str, status: str) -> None:
         """Put a job into ``status`` now (releases a held job)."""

@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import report
 import stack
-from load import RUNS, SCRIPTS, Load, PatientAirflow
+from api import Emulator
+from load import ACT_WITHIN, RUNS, SCRIPTS, Load, PatientAirflow
 from run import Interrupted, _on_signal, start_deployment
 from services import Services, kill_leftovers, wait_for
 from storm import Storm
@@ -105,16 +106,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _storm(
     api: PatientAirflow,
-    emulator: object,
+    emulator: Emulator,
     services: Services,
     seed: int,
     args: argparse.Namespace,
     build: Path,
     phases: report.Table,
 ) -> int:
-    from api import Emulator
-
-    assert isinstance(emulator, Emulator)
     for script in SCRIPTS:
         emulator.script(**script)
     storm = Storm(services, emulator, seed, args.kills, args.seconds + 30, args.seconds / 2)
@@ -122,7 +120,7 @@ def _storm(
     began = time.monotonic()
     storm.start()
     load.run(lambda line: storm.record.log(storm.started, line))
-    load.wait_for_actions(timeout=240)
+    load.wait_for_actions(timeout=ACT_WITHIN)
     while storm.record.kills.total() < args.kills and time.monotonic() - began < args.seconds + 90:
         time.sleep(2)  # the last kills of the schedule
     storm.stop()
@@ -141,7 +139,7 @@ def _storm(
         print(f"chaos: {exc}")
     storm.record.log(storm.started, f"every run ended; {GRACE_SECONDS:.0f} s of quiet")
     time.sleep(GRACE_SECONDS)
-    state = emulator._call("GET", "state")
+    state = emulator.state()
     window = stack.TAKEOVER_SECONDS + 2 * 2  # the threshold plus two polls (chaos_dags JOB)
     secrets = [DEFAULT_SECRET_ACCESS_KEY, "bce-auth-v1/"]
     folders = [build / "logs", build / "airflow-home" / "logs"]

@@ -58,6 +58,8 @@ SCRIPTS: list[dict[str, Any]] = [
     {"kind": "queue", "seconds": 30, "match": "clear-train", "times": 10_000},
 ]
 RETRY_SECONDS = 120.0
+#: How long a clear or a mark-failed waits for its task to defer.
+ACT_WITHIN = 600.0
 
 
 class PatientAirflow(Airflow):
@@ -142,7 +144,9 @@ class Load:
         (task_id,) = {task for dag, task in KINDS if dag == run.dag_id}
         try:
             # After a few seconds deferred, so the trigger is running in a triggerer.
-            self.api.wait_ti(run.dag_id, run.run_id, task_id, {"deferred"}, timeout=240)
+            # A task whose worker died after taking it waits in "queued" until the
+            # schedulers stop being killed (docs/reliability.md): minutes, not seconds.
+            self.api.wait_ti(run.dag_id, run.run_id, task_id, {"deferred"}, timeout=ACT_WITHIN)
             time.sleep(4)
             if run.dag_id == MARKED_FAILED:
                 self.api.mark(run.dag_id, run.run_id, task_id, "failed")

@@ -209,6 +209,10 @@ class Service:
         """Every live process of its group or below it (by ``/proc`` parent links)."""
         return descendants(self.pid) | _group_members(self.pid)
 
+    def signal(self, sig: signal.Signals) -> None:
+        """Send ``sig`` to the whole group (e.g. ``SIGINT``: PostgreSQL's fast shutdown)."""
+        _signal_group(self.pid, sig)
+
     def kill(self) -> None:
         """SIGKILL the whole group and anything below it, as a crash of its host would."""
         for pid in self.pids():

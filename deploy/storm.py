@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api import Emulator
-from services import Service, Services, _signal_group, wait_for
+from services import Service, Services, wait_for
 
 #: The components the storm kills; the API server, the DAG processor and the databases are
 #: left to run (PostgreSQL is restarted once, in order).
@@ -146,7 +146,7 @@ class Storm:
         """Stop PostgreSQL (a fast shutdown: every connection cut) and start it again."""
         service = self.services.get("postgres")
         self.record.log(self.started, "PostgreSQL: fast shutdown")
-        _signal_group(service.pid, signal.SIGINT)
+        service.signal(signal.SIGINT)
         service.process.wait(timeout=60)
         time.sleep(2)
         self.services.restart(service)
