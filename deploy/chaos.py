@@ -28,7 +28,7 @@ import report
 import stack
 from api import Emulator
 from load import ACT_WITHIN, RUNS, SCRIPTS, Load, PatientAirflow
-from run import Interrupted, _on_signal, start_deployment
+from run import Interrupted, on_signal, start_deployment
 from services import Services, kill_leftovers, wait_for
 from storm import Storm
 from verdict import FINAL_TI_STATES, judge, table
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     build = args.build_dir.resolve()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _on_signal)
+        signal.signal(sig, on_signal)
     kill_leftovers(build)
     logs = build / "logs"
     shutil.rmtree(logs, ignore_errors=True)

@@ -35,7 +35,7 @@ class Interrupted(BaseException):
     """SIGTERM (or SIGINT) arrived: stop everything and report."""
 
 
-def _on_signal(signum: int, frame: FrameType | None) -> None:
+def on_signal(signum: int, frame: FrameType | None) -> None:
     del frame
     raise Interrupted(signal.Signals(signum).name)
 
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     build = args.build_dir.resolve()
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _on_signal)
+        signal.signal(sig, on_signal)
     table = report.Table()
     stale = kill_leftovers(build)  # an earlier run here that was killed before its stop
     if stale:

@@ -56,6 +56,10 @@ class Record:
     events: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def triggerer_stops(self) -> list[float]:
+        """When a triggerer was killed or found exited (epoch seconds)."""
+        return [when for name, when in self.kill_times if name.startswith("triggerer")]
+
     def log(self, started: float, what: str) -> None:
         """One line of the storm's schedule, printed and kept."""
         line = f"chaos: t={time.monotonic() - started:6.1f} s  {what}"

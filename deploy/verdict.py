@@ -29,9 +29,9 @@ BAD_ENDS = STOPPED_STATUSES | {"Failed"}
 #: Task instances that must end failed (the user, or the timeout, ended them), and whose
 #: every job must be stopped (their jobs are held: they never end on their own).
 MUST_FAIL_AND_STOP = {MARKED_FAILED, "chaos_timeout_deferred"}
-#: A timeout in the worker may succeed: a retry that adopts a job near its end has a whole
-#: ``execution_timeout`` of its own.
-MUST_FAIL = MUST_FAIL_AND_STOP
+#: A timeout in the worker may end either way: a retry that adopts a job near its end has
+#: a whole ``execution_timeout`` of its own. Its jobs' ends are counted, not judged.
+TIMEOUT_IN_WORKER = "chaos_timeout_worker"
 #: Deferred waits whose task log must hold every training line of their job.
 STREAMED = {
     "create+defer",
@@ -135,10 +135,10 @@ def _final_states(verdict: Verdict) -> None:
     verdict.figures["stuck"] = len(stuck)
     for ti in verdict.tis:
         state, dag_id = ti.data["state"], ti.run.dag_id
-        if dag_id == "chaos_timeout_worker":
-            expected = {"failed", "success"}  # see MUST_FAIL
+        if dag_id == TIMEOUT_IN_WORKER:
+            expected = {"failed", "success"}
         else:
-            expected = {"failed"} if dag_id in MUST_FAIL else {"success"}
+            expected = {"failed"} if dag_id in MUST_FAIL_AND_STOP else {"success"}
         if state in FINAL_TI_STATES and state not in expected:
             verdict.fail(f"{ti.name} ended {state}, expected {' or '.join(sorted(expected))}")
 
@@ -193,7 +193,7 @@ def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> Non
     """
     stopped = Counter[str]()
     for ti in verdict.tis:
-        if ti.run.dag_id in MUST_FAIL | {"chaos_timeout_worker"}:
+        if ti.run.dag_id in MUST_FAIL_AND_STOP | {TIMEOUT_IN_WORKER}:
             for job in ti.jobs:
                 ok = job["status"] in STOPPED_STATUSES
                 stopped["stopped" if ok else job["status"]] += 1
@@ -243,7 +243,7 @@ def _triggerer_lost_it(api: Airflow, ti: TI, record: Record) -> str:
     ]
     if not called:
         return "marked failed while no triggerer ran its trigger"
-    stops = [when for name, when in record.kill_times if name.startswith("triggerer")]
+    stops = record.triggerer_stops()
     if any(called[-1] - 1 <= when <= called[-1] + ON_KILL_SECONDS for when in stops):
         return "its triggerer stopped while on_kill stopped the job"
     return ""
@@ -258,7 +258,7 @@ def _lines(verdict: Verdict, api: Airflow, record: Record, window: float) -> Non
     them in its own log, and the retry adopts the job that already ended. Order and
     repeats are judged within each try's log.
     """
-    triggerer_kills = [when for name, when in record.kill_times if name.startswith("triggerer")]
+    triggerer_kills = record.triggerer_stops()
     jobs = {job["jobId"]: job for ti in verdict.tis for job in ti.jobs}
     todo = [ti for ti in verdict.tis if ti.kind in STREAMED and ti.data["state"] == "success"]
     logs: dict[tuple[str, str, str, int], list[str]] = {}
