@@ -7,6 +7,7 @@ task instance are every CreateJob that made a job for it.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import threading
@@ -17,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import requests
 import ui
 from api import Airflow, Emulator, event_text
 from report import Table
@@ -33,6 +35,9 @@ EXAMPLES: dict[str, tuple[str, str, list[int]]] = {
 }
 #: Examples whose teardown deletes the job: the emulator forgets it (its record is gone).
 DELETES_ITS_JOB = {"aihc_cleanup"}
+#: The XCom key of a deferred wait's log position (the product's
+#: ``triggers.log_position.XCOM_LOG_POSITION``).
+LOG_POSITION = "log_position"
 #: The last line of every emulated job's log.
 LAST_TRAINING_LINE = "training process exited with code 0"
 SCENARIO_DAGS = {
@@ -160,6 +165,16 @@ def _failure_hint(d: Deployment, dag_id: str, rid: str) -> str:
 # ---- 2: a triggerer dies with the trigger ----------------------------------------------------
 
 
+def _log_position(d: Deployment, dag_id: str, rid: str, task_id: str) -> dict[str, Any]:
+    """The log position a trigger keeps in its task instance's XCom (``{}``: none)."""
+    try:
+        value = d.airflow.xcom(dag_id, rid, task_id, LOG_POSITION)
+    except requests.HTTPError:  # 404: none kept
+        return {}
+    value = json.loads(value) if isinstance(value, str) else value
+    return value if isinstance(value, dict) else {}
+
+
 def triggerer_takeover(d: Deployment, services: Services) -> str:
     """SIGKILL the triggerer running a deferred wait; the other one finishes it, once.
 
@@ -177,6 +192,11 @@ def triggerer_takeover(d: Deployment, services: Services) -> str:
     owner = _trigger_owner(d, services, dag_id, rid, task_id)
     before = _lines(d, dag_id, rid, task_id)
     check(len(before) == len(set(before)), "the task log repeats lines before any takeover")
+    kept = _log_position(d, dag_id, rid, task_id)
+    check(
+        kept.get("job_id") == job["jobId"] and bool(kept.get("markers")),
+        f"the trigger keeps no log position in XCom {LOG_POSITION!r}: {kept!r}",
+    )
     killed_at = time.time()
     owner.kill()
     other = next(s for s in services.started if s.name in TRIGGERERS and s.alive())

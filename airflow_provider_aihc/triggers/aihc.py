@@ -25,6 +25,7 @@ from airflow_provider_aihc.version_compat import (
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.watch.logs import LogStreamer
 
 CLASSPATH = "airflow_provider_aihc.triggers.aihc.AIHCJobTrigger"
 #: ``TaskInstanceState.DEFERRED``: the task still waits on this trigger.
@@ -64,10 +65,12 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
     :param stream_logs: copy the job's new log lines into the task's log at every poll.
     :param log_state: where the worker stopped reading each pod's log (pod → marker), so
         that no line is copied twice.
-    :param deferred_at: when the task deferred (epoch seconds).  A trigger that starts
-        long after it was taken over from a triggerer that stopped: it logs one line saying
-        so and resumes the job's log near where that triggerer stopped instead of from the
-        deferral (:func:`~airflow_provider_aihc.watch.logs.takeover_resume_point`).
+    :param deferred_at: when the task deferred (epoch seconds).  In a triggerer the log
+        copy's position is kept in the task instance's XCom ``log_position``
+        (:mod:`~airflow_provider_aihc.triggers.log_position`), and a trigger that starts
+        again after its triggerer stopped resumes from there and logs one line saying so;
+        without a position, the deferral time tells a takeover from a first start
+        (:func:`~airflow_provider_aihc.watch.logs.takeover_resume_point`).
     :param queue_timeout: seconds the job may wait for resources (``Created`` or
         ``Scheduled``, from its ``createdAt``) before it is stopped and the event is a
         ``timeout`` with ``queued``; ``None`` (and a trigger serialized before it
@@ -161,8 +164,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             queue_timeout=self.queue_timeout,
             queue_id=self.job_queue,
         )
-        if self.stream_logs:
-            watch.logs.since = self._log_resume_point()
+        keeper = await self._resume_logs(watch.logs) if self.stream_logs else None
         try:
             event = await follow_job(
                 self.hook,
@@ -174,6 +176,9 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         except Exception as err:  # a bug or a broken connection: fail the task, never hang
             self.log.exception("Watching AIHC job %s failed", self.job_id)
             event = JobEvent("error", self.job_id, watch.tracker.status, f"{err}")
+        finally:
+            if keeper is not None:
+                keeper.cancel()
         if self.stream_logs and AIRFLOW_V_3_0_PLUS and self.task_instance is not None:
             # Run by a triggerer, whose log channel may still hold the last lines.
             from airflow_provider_aihc.watch.logs import log_drain_seconds
@@ -183,24 +188,65 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         event = replace(event, job_queue=self.job_queue)  # the resumed task's queue
         yield TriggerEvent(event.to_payload())  # type: ignore[no-untyped-call]
 
-    def _log_resume_point(self) -> float | None:
-        """After a takeover, where the job's log resumes (one line in the log says so)."""
+    async def _resume_logs(self, logs: LogStreamer) -> asyncio.Task[None] | None:
+        """Where the job's log copy resumes, and (in a triggerer) the task that keeps
+        that position in the task instance's XCom from now on
+        (:mod:`~airflow_provider_aihc.triggers.log_position`).
+
+        A position saved by an earlier start of this trigger wins (one line in the log
+        says so); none saved: from the deferral.  Not in a triggerer, or when the
+        position cannot be read: the threshold rule
+        (:func:`~airflow_provider_aihc.watch.logs.takeover_resume_point`).
+        """
+        from airflow_provider_aihc.triggers.log_position import (
+            LogPositionStore,
+            keep_log_position,
+            save_every,
+        )
         from airflow_provider_aihc.version_compat import conf
         from airflow_provider_aihc.watch.logs import takeover_resume_point
 
         takeover = conf.getfloat("triggerer", "triggerer_health_check_threshold", fallback=30.0)
+        if self.task_instance is None:  # not run by a triggerer: no earlier start to follow
+            logs.since = self._log_resume_point(takeover)
+            return None
+        store = LogPositionStore(self.task_instance, self.job_id)
+        try:
+            position = await store.load()
+        except Exception as err:  # any XCom backend's error
+            self.log.warning(
+                "Could not read how far the log of AIHC job %s was copied (%s)", self.job_id, err
+            )
+            logs.since = self._log_resume_point(takeover)
+        else:
+            now = time.time()
+            if position is not None:
+                logs.markers.update(position.markers)
+                self._say_took_over(now, position.copied_at)
+            elif takeover_resume_point(self.deferred_at, now, self.poll_interval, takeover):
+                self._say_took_over(now, self.deferred_at or now)  # from the deferral
+        every = save_every(self.poll_interval, takeover)
+        return asyncio.ensure_future(keep_log_position(logs, store, every, self.log))
+
+    def _log_resume_point(self, takeover: float) -> float | None:
+        """After a takeover, where the job's log resumes by the threshold rule."""
+        from airflow_provider_aihc.watch.logs import takeover_resume_point
+
         now = time.time()
         since = takeover_resume_point(self.deferred_at, now, self.poll_interval, takeover)
         if since is not None:
-            self.log.info(
-                "AIHC job %s: this trigger took over %.0f s after its task deferred (the "
-                "triggerer before it stopped); the job's log resumes with lines from %.0f s "
-                "ago, earlier ones are in the task log already",
-                self.job_id,
-                now - (self.deferred_at or now),
-                now - since,
-            )
+            self._say_took_over(now, since)
         return since
+
+    def _say_took_over(self, now: float, resumes_at: float) -> None:
+        self.log.info(
+            "AIHC job %s: this trigger took over %.0f s after its task deferred (the "
+            "triggerer before it stopped); the job's log resumes with lines from %.0f s "
+            "ago, earlier ones are in the task log already",
+            self.job_id,
+            now - (self.deferred_at or now),
+            now - resumes_at,
+        )
 
     async def on_kill(self) -> None:
         """Airflow >= 3.3: the task was killed by a user while deferred."""

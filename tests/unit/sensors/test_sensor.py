@@ -205,7 +205,7 @@ def test_deferral_tells_the_trigger_when_so_a_takeover_resumes_the_log(
     # What the takeover rule needs: long after the deferral, the log resumes near the
     # takeover, not from the first line.
     trigger.deferred_at -= 3600
-    resumes = trigger._log_resume_point()
+    resumes = trigger._log_resume_point(takeover=30.0)
     assert resumes is not None
     assert resumes > trigger.deferred_at + 3000
 
