@@ -57,7 +57,8 @@ class LogPosition:
 class LogPositionStore:
     """The log position of one job in one try of a task instance, read and written
     through Airflow's XCom off the event loop (2.x: the database; 3.x: the triggerer's
-    supervisor and the execution API).
+    supervisor and the execution API), each call in a thread of its own: a slow write
+    (the API server restarting) holds up no other trigger's calls.
 
     :param task_instance: the trigger's ``task_instance`` (its ids and try number).
     :param job_id: the job whose log is copied.
@@ -77,7 +78,7 @@ class LogPositionStore:
         """The position a trigger of this try saved for this job; ``None``: none saved."""
         from asgiref.sync import sync_to_async
 
-        value = await sync_to_async(self._get)()
+        value = await sync_to_async(self._get, thread_sensitive=False)()
         if not isinstance(value, Mapping):
             return None
         markers = value.get("markers")
@@ -102,7 +103,7 @@ class LogPositionStore:
             "markers": dict(position.markers),
             "copied_at": position.copied_at,
         }
-        await sync_to_async(self._set)(value)
+        await sync_to_async(self._set, thread_sensitive=False)(value)
 
     def _ids(self) -> dict[str, Any]:
         return {
