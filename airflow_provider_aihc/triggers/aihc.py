@@ -210,14 +210,15 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         if self.task_instance is None:  # not run by a triggerer: no earlier start to follow
             logs.since = self._log_resume_point(takeover)
             return None
-        store = LogPositionStore(self.task_instance, self.job_id)
         try:
+            store = LogPositionStore(self.task_instance, self.job_id)
             position = await store.load()
-        except Exception as err:  # any XCom backend's error
+        except Exception as err:  # any XCom backend's error, or a task instance without ids
             self.log.warning(
                 "Could not read how far the log of AIHC job %s was copied (%s)", self.job_id, err
             )
             logs.since = self._log_resume_point(takeover)
+            return None
         else:
             now = time.time()
             if position is not None:

@@ -25,8 +25,12 @@ POOL = "cce-emulator0"
 async def run_then_remove(trigger: Any, reads: Any) -> None:
     before = reads()
     running = asyncio.ensure_future(trigger.run().__anext__())
-    while reads() < before + 2:  # noqa: ASYNC110  (polls at the emulator; bounded by the test)
+    # Polls at the emulator; a trigger that ended (or failed) early ends the wait too, so
+    # a broken trigger fails this task with its own error instead of hanging it.
+    while reads() < before + 2 and not running.done():  # noqa: ASYNC110
         await asyncio.sleep(0.01)
+    if running.done():
+        raise RuntimeError(f"the trigger ended before its second poll: {running.result()}")
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await running

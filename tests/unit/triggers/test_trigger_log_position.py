@@ -165,3 +165,27 @@ async def test_a_failed_save_is_logged_once_and_tried_again() -> None:
     await asyncio.sleep(0.1)
     assert _saved()["markers"] == {"pod": "m1"}
     keeper.cancel()
+
+
+async def test_a_task_instance_without_a_try_number_falls_back_to_the_threshold_rule(
+    aihc_emulator: EmulatorServer, create: Callable[..., str]
+) -> None:
+    """Regression (the matrix lane hung 600 s in every cell): a ``task_instance`` the store
+    cannot key (here no ``try_number``) failed the trigger's ``run`` before its first poll;
+    it is a position that cannot be read, so the wait goes on as before the XCom existed."""
+    aihc_emulator.backend.progression = Progression(
+        polls_per_status=None, seconds_per_status=0.05, running_seconds=0.3,
+        log_lines_per_second=20.0,
+    )  # fmt: skip
+    job_id = create("keyless")
+    log = Recorder()
+    trigger = _trigger(job_id, time.time(), log)
+    trigger.task_instance = SimpleNamespace(dag_id="d", task_id="t", run_id="r", map_index=-1)
+
+    [payload] = [e.payload async for e in trigger.run()]
+
+    assert payload["status"] == "success"
+    [warning] = log.messages("warning")
+    assert f"Could not read how far the log of AIHC job {job_id} was copied" in warning
+    assert _training(log), "the job's lines were still copied"
+    assert _saved() is None
