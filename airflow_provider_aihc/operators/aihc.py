@@ -39,6 +39,7 @@ AIHCStopJobOperator.__module__ = AIHCDeleteJobOperator.__module__ = __name__
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
     from airflow_provider_aihc.lineage.job import JobLineage
+    from airflow_provider_aihc.models.job import JobInfo
     from airflow_provider_aihc.models.request import CreateJobRequest
     from airflow_provider_aihc.watch import JobEvent
 
@@ -345,6 +346,8 @@ class AIHCCreateJobOperator(BaseOperator):
                 self._defer(job_id, pool, deadline)
             if not job.is_terminal:
                 self._defer(job_id, pool, deadline)
+            if self.stream_logs:
+                self._copy_ended_job_log(job, pool, queue)
             return self._finish(JobEvent.from_job(self.hook, job), context)
         event = wait_for_job(
             self.hook,
@@ -359,6 +362,20 @@ class AIHCCreateJobOperator(BaseOperator):
             queue_id=queue,
         )
         return self._finish(event, context)
+
+    def _copy_ended_job_log(self, job: JobInfo, pool: str, queue: str | None) -> None:
+        """Copy the log of a job that ended before a trigger could watch it into this
+        try's log, as a wait in the worker does on the same reading.
+
+        Mostly a job this try adopted: the try that created it died before it deferred,
+        and the job ended in between (found by ``make test-chaos``: a worker SIGKILLed
+        right after the create, and its retry succeeded with none of the job's lines)."""
+        from airflow_provider_aihc.models.status import is_started
+        from airflow_provider_aihc.watch.logs import LogStreamer
+
+        if is_started(job.status):
+            logs = LogStreamer(job.job_id, pool, self.log, queue_id=queue)
+            logs.poll(self.hook, job.pod_names)
 
     def _defer(self, job_id: str, pool: str, deadline: float | None) -> None:
         from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger

@@ -269,3 +269,34 @@ def test_identity_labels_say_which_try_and_series_created_the_job(
     assert job["labels"][TRY_LABEL] == "4"
     assert job["labels"][SERIES_LABEL] == "4"
     assert len(job["labels"][TI_LABEL]) == 20
+
+
+def test_a_deferrable_retry_that_adopts_an_ended_job_copies_its_log(
+    aihc_emulator: EmulatorServer,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Regression (``make test-chaos``): the try that created the job was killed before it
+    deferred, the job ended, and the retry adopted it and succeeded without deferring, so
+    no trigger copied the job's log and the task's log held none of its lines."""
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+    ti = TaskInstanceStub()
+    job_id = _operator().execute(context_of(ti))  # no wait: as a try killed after it
+    hook = AIHCHook()
+    for _ in range(20):  # each read moves the job on (per-poll progression)
+        if (job := hook.get_job(job_id, POOL)).is_terminal:
+            break
+    assert job.status == "Succeeded"
+    [pod] = job.pod_names
+    page = aihc_emulator.backend.pod_logs(POOL, job_id, pod, marker="", queue_id=None)
+    written = [line for record in page["logs"] for line in record.split("\n") if line]
+    assert len(written) >= 3
+
+    retry = _operator(wait_for_completion=True, deferrable=True)
+    assert retry.execute(context_of(ti.retry())) == job_id
+
+    logged = caplog.text + capsys.readouterr().out  # Airflow 2's logging, Airflow 3's
+    assert f"Adopting AIHC job {job_id}" in logged
+    assert [line for line in written if line not in logged] == []
+    assert aihc_emulator.backend.count("CreateJob") == 1
