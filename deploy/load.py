@@ -148,11 +148,16 @@ class Load:
             # schedulers stop being killed (docs/reliability.md): minutes, not seconds.
             self.api.wait_ti(run.dag_id, run.run_id, task_id, {"deferred"}, timeout=ACT_WITHIN)
             time.sleep(4)
+            # When the call began: the action takes effect somewhere inside it, and a call
+            # retried through a 5xx may return long after (seed 162482: the new series had
+            # created its job 0.3 s before the clear's call returned, and the judgement
+            # took that job for the cleared series').
+            began = time.time()
             if run.dag_id == MARKED_FAILED:
                 self.api.mark(run.dag_id, run.run_id, task_id, "failed")
-                run.actions.append(("marked failed", time.time()))
+                run.actions.append(("marked failed", began))
             else:
                 self.api.clear(run.dag_id, run.run_id, [task_id])
-                run.actions.append(("cleared", time.time()))
+                run.actions.append(("cleared", began))
         except Exception as exc:
             self.errors.append(f"{run.dag_id} {run.run_id}: could not act: {exc}")
