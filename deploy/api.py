@@ -17,6 +17,8 @@ import requests
 from airflow_provider_aihc.emulator.control import control_headers
 
 TERMINAL_RUN_STATES = {"success", "failed"}
+#: The states a task instance ends in (Airflow's finished ``TaskInstanceState``s).
+FINAL_TI_STATES = frozenset({"success", "failed", "upstream_failed", "skipped", "removed"})
 #: A task instance in one of these has failed its try (the scenario decides what that means).
 FAILED_TI_STATES = {"failed", "up_for_retry", "upstream_failed"}
 

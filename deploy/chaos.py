@@ -26,12 +26,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import report
 import stack
-from api import Emulator
+from api import FINAL_TI_STATES, Emulator
 from load import ACT_WITHIN, RUNS, SCRIPTS, Load, PatientAirflow
 from run import Interrupted, on_signal, start_deployment
 from services import Services, kill_leftovers, wait_for
 from storm import Storm
-from verdict import FINAL_TI_STATES, judge, table
+from verdict import judge, table
 
 from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY
 

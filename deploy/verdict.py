@@ -15,14 +15,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from api import Airflow
+from api import FINAL_TI_STATES, Airflow
 from load import CLEARED, KINDS, MARKED_FAILED, Run
 from storm import Record
 from tasklog import TOOK_OVER, training_lines, written_at
 
 from airflow_provider_aihc.emulator.state.jobs import MANUAL_TERMINATION, STOPPED, TERMINAL
 
-FINAL_TI_STATES = {"success", "failed", "upstream_failed", "skipped", "removed"}
 STOPPED_STATUSES = {STOPPED, MANUAL_TERMINATION}
 #: Ended badly: a retry may create a fresh job after one of these.
 BAD_ENDS = STOPPED_STATUSES | {"Failed"}
@@ -119,6 +118,9 @@ def judge(
         else:
             verdict.fail(f"job {job['jobId']} ({job['name']}) belongs to no task instance")
     _final_states(verdict)
+    verdict.figures["user actions"] = dict(
+        Counter(what for run in runs for what, _ in run.actions)
+    )  # a task that ended before it deferred had none: its kind's promises are judged still
     _one_job_per_series(verdict, api)
     _killed_tasks_stopped(verdict, api, record)
     _no_orphans(verdict, jobs)
