@@ -23,6 +23,9 @@ from tasklog import TOOK_OVER, training_lines, written_at
 from airflow_provider_aihc.emulator.state.jobs import MANUAL_TERMINATION, STOPPED, TERMINAL
 
 STOPPED_STATUSES = {STOPPED, MANUAL_TERMINATION}
+#: The stated limits (docs/reliability.md) a job left running may be counted under.
+MARK_FAILED_LIMIT = "the mark-failed limit"
+LAST_TRY_LIMIT = "the last-try limit"
 #: Ended badly: a retry may create a fresh job after one of these.
 BAD_ENDS = STOPPED_STATUSES | {"Failed"}
 #: Task instances that must end failed (the user, or the timeout, ended them), and whose
@@ -78,7 +81,7 @@ class Verdict:
     tis: list[TI]
     broken: list[str] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)
-    #: Jobs left running by a documented Airflow limit (:func:`_killed_tasks_stopped`).
+    #: Jobs left running by a stated limit (:func:`_killed_tasks_stopped`): job id → which.
     excused: dict[str, str] = field(default_factory=dict)
 
     def fail(self, what: str) -> None:
@@ -179,7 +182,9 @@ def _no_orphans(verdict: Verdict, jobs: list[dict[str, Any]]) -> None:
     for job in orphans:
         verdict.fail(f"orphan: job {job['jobId']} ({job['name']}) still {job['status']}")
     verdict.figures["orphans"] = len(orphans)
-    verdict.figures["left running by the mark-failed limit"] = len(running) - len(orphans)
+    limits = Counter(verdict.excused[j["jobId"]] for j in running if j["jobId"] in verdict.excused)
+    for limit in (MARK_FAILED_LIMIT, LAST_TRY_LIMIT):
+        verdict.figures[f"left running by {limit}"] = limits[limit]
 
 
 def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> None:
@@ -191,7 +196,9 @@ def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> Non
     ``on_kill`` stopped the job, is Airflow's limit, not a broken promise: no ``on_kill``
     runs anywhere after that (docs/reliability.md, "Limits"). Its log then has no
     "cancelled by user action" line, or a triggerer stopped within
-    :data:`ON_KILL_SECONDS` after it; the job is counted apart.
+    :data:`ON_KILL_SECONDS` after it; the job is counted apart. So is the job of a task to
+    be marked failed whose every try died before it deferred (the load saw it end without
+    deferring, and never marked it): the last-try limit.
     """
     stopped = Counter[str]()
     for ti in verdict.tis:
@@ -201,9 +208,13 @@ def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> Non
                 stopped["stopped" if ok else job["status"]] += 1
                 if ok or ti.run.dag_id not in MUST_FAIL_AND_STOP:
                     continue
-                why = _triggerer_lost_it(api, ti, record) if ti.run.dag_id == MARKED_FAILED else ""
+                why, limit = "", MARK_FAILED_LIMIT
+                if ti.run.dag_id == MARKED_FAILED and ("marked failed" in dict(ti.run.actions)):
+                    why = _triggerer_lost_it(api, ti, record)
+                elif ti.run.dag_id == MARKED_FAILED:  # the load saw it end, never deferred
+                    why, limit = "every try died before it deferred", LAST_TRY_LIMIT
                 if why:
-                    verdict.excused[job["jobId"]] = ti.name
+                    verdict.excused[job["jobId"]] = limit
                     print(f"chaos: {ti.name}: {why}; job {job['jobId']} left {job['status']}")
                     continue
                 verdict.fail(f"{ti.name}: its job {job['jobId']} ended {job['status']}")
@@ -219,7 +230,7 @@ def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> Non
                     if finished and restarted > finished and not _on_kill_logged(api, ti):
                         # No triggerer ran on_kill, and the new series started (Airflow
                         # held it in "queued") only after the job had ended: the limit.
-                        verdict.excused[job["jobId"]] = ti.name
+                        verdict.excused[job["jobId"]] = "ended before the new series began"
                         continue
                     verdict.fail(f"{ti.name}: job {job['jobId']} of the cleared series "
                                  f"ended {job['status']}")  # fmt: skip
