@@ -221,7 +221,11 @@ def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> Non
         if ti.run.dag_id == CLEARED:
             cleared = [when for what, when in ti.run.actions if what == "cleared"]
             for job in ti.jobs:
-                created = _epoch(job["createdAt"])
+                # AIHC's createdAt is in whole seconds: a job created in the second the
+                # clear's call began reads up to a second early (seed 746882: the new
+                # series' job, 0.8 s after, read as before). The first series deferred 4 s
+                # before the clear, so its jobs are older than that second.
+                created = _epoch(job["createdAt"]) + 1
                 if cleared and created < cleared[0] and job["status"] not in STOPPED_STATUSES:
                     finished = _epoch(job.get("finishedAt") or "")
                     if finished and finished <= cleared[0]:
