@@ -209,10 +209,11 @@ def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> Non
                 if ok or ti.run.dag_id not in MUST_FAIL_AND_STOP:
                     continue
                 why, limit = "", MARK_FAILED_LIMIT
-                if ti.run.dag_id == MARKED_FAILED and ("marked failed" in dict(ti.run.actions)):
-                    why = _triggerer_lost_it(api, ti, record)
-                elif ti.run.dag_id == MARKED_FAILED:  # the load saw it end, never deferred
-                    why, limit = "every try died before it deferred", LAST_TRY_LIMIT
+                if ti.run.dag_id == MARKED_FAILED:
+                    if any(what == "marked failed" for what, _ in ti.run.actions):
+                        why = _triggerer_lost_it(api, ti, record)
+                    else:  # the load saw it end, never deferred
+                        why, limit = "every try died before it deferred", LAST_TRY_LIMIT
                 if why:
                     verdict.excused[job["jobId"]] = limit
                     print(f"chaos: {ti.name}: {why}; job {job['jobId']} left {job['status']}")
@@ -225,8 +226,8 @@ def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> Non
                 # clear's call began reads up to a second early (seed 746882: the new
                 # series' job, 0.8 s after, read as before). The first series deferred 4 s
                 # before the clear, so its jobs are older than that second.
-                created = _epoch(job["createdAt"]) + 1
-                if cleared and created < cleared[0] and job["status"] not in STOPPED_STATUSES:
+                created_by = _epoch(job["createdAt"]) + 1  # the latest it may have been
+                if cleared and created_by < cleared[0] and job["status"] not in STOPPED_STATUSES:
                     finished = _epoch(job.get("finishedAt") or "")
                     if finished and finished <= cleared[0]:
                         continue  # it ended before the clear
