@@ -57,6 +57,7 @@ __all__ = [
     "asset_or_time_schedule",
     "conf",
     "get_xcom_value",
+    "is_sensitive_name",
     "mask_secret",
     "redact",
     "stats",
@@ -146,6 +147,34 @@ def redact(value: Any) -> Any:
     from airflow.providers.common.compat.sdk import redact as _redact
 
     return _redact(value)
+
+
+def is_sensitive_name(name: str) -> bool:
+    """Whether Airflow's masker hides a value named ``name`` (an env var, an argument):
+    its sensitive-name rule, ``[core] sensitive_var_conn_names`` included.
+
+    ``airflow.sdk._shared.secrets_masker`` on 3.2+, ``airflow.sdk.execution_time`` on
+    3.0-3.1, ``airflow.utils.log.secrets_masker`` on 2.11; imported when first called.
+    """
+    import importlib
+
+    for module in (
+        "airflow.sdk._shared.secrets_masker",
+        "airflow.sdk.execution_time.secrets_masker",
+        "airflow.utils.log.secrets_masker",
+    ):
+        try:
+            rule = importlib.import_module(module).should_hide_value_for_key
+        except (ImportError, AttributeError):
+            continue
+        return bool(rule(name))
+    raise ImportError("Airflow's secrets masker was not found")  # pragma: no cover
+
+
+def min_masked_length() -> int:
+    """The shortest value Airflow's masker masks (``[logging] min_length_masked_secret``,
+    5 by default): shorter ones would hide every such string in the log."""
+    return int(conf.getint("logging", "min_length_masked_secret", fallback=5))
 
 
 def stats() -> Any:

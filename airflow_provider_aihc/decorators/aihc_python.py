@@ -34,18 +34,26 @@ from airflow_provider_aihc.decorators._base import (
     job_decorator,
     typed_like,
 )
+from airflow_provider_aihc.operators._sealed import SealedAttribute
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
-from airflow_provider_aihc.version_compat import Context
+from airflow_provider_aihc.version_compat import Context, is_sensitive_name, mask_secret
 
 #: The XCom the operator pushes the job's result marker value to.
 RESULT_XCOM = "result"
+#: Nesting of an argument walked at most when masking (arguments are JSON, a few levels).
+_MAX_ARGUMENT_DEPTH = 32
 
 
 class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
     """The operator behind ``@task.aihc_python``: the job runs the function."""
 
     custom_operator_name = "@task.aihc_python"
-    envs: Any  # the operator's parameter, set from its row; this operator adds one env
+    #: The payload env's value, made at execute time.  Not in ``envs``: that is a template
+    #: field, which Airflow stores again after execution (``overwrite_rtif_after_execution``)
+    #: and shows in Rendered Templates, where the arguments inside the payload's JSON text
+    #: escape Airflow's key-name redaction (security review S4-1).  Sealed: not in the
+    #: instance ``__dict__`` either (operators/_sealed.py).
+    payload = SealedAttribute()
 
     def execute(self, context: Context) -> Any:
         self._pack()
@@ -71,8 +79,19 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
             )
         except _payload.PayloadError as err:
             raise AIHCValidationError(err.problems) from err
+        for name, value in self.op_kwargs.items():
+            _mask_argument(value, is_sensitive_name(name), 0)
         self.command = _payload.command()
-        self.envs = _with_env(self.envs, _payload.PAYLOAD_ENV, payload)
+        self.payload = payload
+
+    def _job_parameters(self) -> dict[str, Any]:
+        """The operator's parameters, ``envs`` plus the payload env (once packed)."""
+        from airflow_provider_aihc.decorators._payload import PAYLOAD_ENV
+
+        parameters = super()._job_parameters()
+        if self.payload is not None:
+            parameters["envs"] = _with_env(parameters["envs"], PAYLOAD_ENV, self.payload)
+        return parameters
 
     def _job_value(self, context: Context) -> Any:
         """What rank 0 returned: the ``result`` the operator read from the job's log."""
@@ -80,6 +99,22 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
         return ti.xcom_pull(
             task_ids=ti.task_id, key=RESULT_XCOM, map_indexes=getattr(ti, "map_index", -1)
         )
+
+
+def _mask_argument(value: Any, sensitive: bool, depth: int) -> None:
+    """Register an argument's secrets with Airflow's masker, by Airflow's key-name rule
+    (the rule Rendered Templates apply to ``op_kwargs``): every string under a sensitive
+    name (``api_key``, ``db_password``), at any depth of dicts and lists."""
+    if depth > _MAX_ARGUMENT_DEPTH:
+        return
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _mask_argument(item, sensitive or is_sensitive_name(str(key)), depth + 1)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _mask_argument(item, sensitive, depth + 1)
+    elif sensitive and isinstance(value, str) and value:
+        mask_secret(value)
 
 
 def _with_env(envs: Any, name: str, value: str) -> Any:

@@ -107,12 +107,15 @@ def mask_job_secrets(operator: Any) -> None:
     """Register the rendered request's secrets with Airflow's secrets masker.
 
     A registry password is masked whatever its name; an env value only when its name is
-    sensitive (``mask_secret(value, name)`` applies Airflow's rule).
+    sensitive (Airflow's rule).  Only those are handed to the masker: it warns "Skipping
+    masking for a secret as it's too short" of any short value before it looks at the
+    name, so ``NCCL_DEBUG=WARN`` would make every task log that warning (issue #38).
     """
-    from airflow_provider_aihc.version_compat import mask_secret
+    from airflow_provider_aihc.version_compat import is_sensitive_name, mask_secret
 
     for value, name in job_secrets(operator):
-        mask_secret(value, name)
+        if name is None or is_sensitive_name(name):
+            mask_secret(value, name)
 
 
 def job_secrets(operator: Any) -> list[Secret]:

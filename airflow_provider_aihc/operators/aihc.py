@@ -267,9 +267,7 @@ class AIHCCreateJobOperator(BaseOperator):
         request = None
         try:
             request = build_create_request(
-                self.body,
-                default_name=default_name,
-                **{param: getattr(self, param) for param in JOB_PARAMETERS},
+                self.body, default_name=default_name, **self._job_parameters()
             )
         except AIHCValidationError as err:
             errors.extend(err.errors)
@@ -294,6 +292,11 @@ class AIHCCreateJobOperator(BaseOperator):
         if errors or request is None:
             raise AIHCValidationError(errors)
         return request, pool
+
+    def _job_parameters(self) -> dict[str, Any]:
+        """The rendered job parameters the request is built from (a subclass may add what
+        must reach the job without being a template field: ``@task.aihc_python``'s payload)."""
+        return {param: getattr(self, param) for param in JOB_PARAMETERS}
 
     def execute(self, context: Context) -> str:
         from airflow_provider_aihc.operators._identity import TaskIdentity

@@ -1,17 +1,32 @@
-"""Live logs: each new line of a job's pods copied into the task log exactly once."""
+"""Live logs: each new line of a job's pods copied into the task log exactly once, with
+the job's own secrets masked wherever the copy runs (security review S4-2).
+
+Airflow masks a log line in the process that writes it, with the secrets registered in
+that process.  The create operator registers the job's sensitive env values in the
+worker when it renders; a deferred wait copies the log in the triggerer, and a sensor
+never rendered the job at all.  So the streamer reads the job's env once (one GetJob,
+before the first lines it copies: AIHC echoes ``envs`` in every get-job answer) and
+replaces the values whose names are sensitive (Airflow's rule) in every line it copies.
+Nothing of them is carried in the trigger's serialized kwargs, and nothing is registered
+with the process's masker: a triggerer holding thousands of triggers would otherwise grow
+one global pattern that every log record of the process is matched against.  The cost is
+one request per streamer and one regex pass per copied line.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from airflow_provider_aihc.exceptions import AIHCError
-from airflow_provider_aihc.watch.flow import Flow, GetPodLogs, Log, adrive, drive
+from airflow_provider_aihc.watch.flow import Flow, GetJobInfo, GetPodLogs, Log, adrive, drive
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.models.job_parts import JobEnv
 
 #: Log lines copied into the task log per poll, over all pods of a job.
 DEFAULT_LOG_LINES_PER_POLL = 500
@@ -34,6 +49,8 @@ LOG_READ_BYTES = 4096
 LOG_RECORD_BYTES = 450
 LOG_DRAIN_SECONDS_PER_READ = 0.5
 LOG_DRAIN_MAX_SECONDS = 20.0
+#: What a masked value reads as in a copied line (Airflow's masker writes the same).
+MASKED = "***"
 
 
 class LogStreamer:
@@ -76,6 +93,10 @@ class LogStreamer:
         #: (:func:`log_drain_seconds`).
         self.last_copy: tuple[float, int] = (0.0, 0)
         self._failing: set[str] = set()
+        #: The job's secrets as one pattern (``None``: it has none); unread until the
+        #: first lines are copied.
+        self._secrets: re.Pattern[str] | None = None
+        self._secrets_read = False
 
     @property
     def state(self) -> dict[str, str]:
@@ -112,6 +133,8 @@ class LogStreamer:
                 continue
             self._failing.discard(pod)
             lines = split_lines(page.logs)
+            if lines and not (yield from self._read_secrets()):
+                return  # read again next poll, once the job's secrets are known
             if counted:
                 seen = int(marker[len(COUNTED) :])
                 lines, self.markers[pod] = lines[seen:], f"{COUNTED}{max(seen, len(lines))}"
@@ -135,6 +158,8 @@ class LogStreamer:
                 self._failed(pod, page)
                 continue
             lines = split_lines(page.logs)
+            if lines and not (yield from self._read_secrets()):
+                return
             if len(lines) >= share:
                 self.log.info("AIHC job %s, pod %s: the last %d lines", self.job_id, pod, share)
             self._emit(pod, lines, share, many=len(pod_names) > 1)
@@ -150,6 +175,8 @@ class LogStreamer:
                 self.max_lines,
             )
             lines = lines[-share:]
+        if self._secrets is not None:
+            lines = [self._secrets.sub(MASKED, line) for line in lines]
         for line in lines:
             if many:
                 self.log.info("[%s] %s", pod, line)
@@ -159,6 +186,26 @@ class LogStreamer:
         now = time.time()
         written = sum(len(line) + LOG_RECORD_BYTES for line in lines)
         self.last_copy = (now, written + (size if now - at < LOG_DRAIN_MAX_SECONDS else 0))
+
+    def _read_secrets(self) -> Flow[bool]:
+        """Read the job's env once (one GetJob); ``False`` while it cannot be read: no
+        line is copied unmasked."""
+        if self._secrets_read:
+            return True
+        job = yield GetJobInfo(self.job_id, self.pool, queue_id=self.queue_id)
+        if isinstance(job, AIHCError):
+            if "" not in self._failing:  # "": the job itself, once
+                self._failing.add("")
+                self.log.warning(
+                    "Could not read the env of AIHC job %s to mask its secrets (%s); its "
+                    "log is copied once it can be",
+                    self.job_id,
+                    job,
+                )
+            return False
+        self._failing.discard("")
+        self._secrets, self._secrets_read = secrets_pattern(job.envs), True
+        return True
 
     def _failed(self, pod: str, error: AIHCError) -> None:
         if pod not in self._failing:
@@ -207,15 +254,41 @@ def log_drain_seconds(last_copy: tuple[float, int], now: float) -> float:
     return max(0.0, wait - (now - at))
 
 
-def split_lines(records: Iterable[str]) -> list[str]:
-    """The lines of AIHC log records, each of which may hold several (``chunk``)."""
+def secrets_pattern(envs: Iterable[JobEnv]) -> re.Pattern[str] | None:
+    """One pattern of the env values whose names Airflow deems sensitive (``HF_TOKEN``,
+    ``*_PASSWORD``, ``[core] sensitive_var_conn_names``), longest first; values shorter
+    than Airflow's ``[logging] min_length_masked_secret`` are left, as Airflow leaves them.
+    ``None`` when there is nothing to mask."""
+    from airflow_provider_aihc.version_compat import is_sensitive_name, min_masked_length
+
+    shortest = min_masked_length()
+    values = {
+        env.value for env in envs if len(env.value) >= shortest and is_sensitive_name(env.name)
+    }
+    if not values:
+        return None
+    return re.compile("|".join(re.escape(value) for value in sorted(values, key=len)[::-1]))
+
+
+def split_lines(records: Iterable[str], *, carriage_returns: bool = False) -> list[str]:
+    """The lines of AIHC log records, each of which may hold several (``chunk``).
+
+    :param carriage_returns: a lone ``\r`` ends a line too (a progress bar redraws its
+        line with it): for reading results and metrics, where each update is a line of
+        its own (S4-11).  The live copy keeps such a record one line, as a terminal shows
+        it once.
+    """
     lines: list[str] = []
     for record in records:
-        parts = record.split("\n")
+        parts = _LINE_ENDS.split(record) if carriage_returns else record.split("\n")
         if parts and parts[-1] == "":
             parts.pop()
         lines.extend(part.removesuffix("\r") for part in parts)
     return lines
+
+
+#: ``\r\n``, ``\n`` or a lone ``\r``.
+_LINE_ENDS = re.compile(r"\r\n|\r|\n")
 
 
 def _share(max_lines: int, pod_names: Sequence[str]) -> int:

@@ -28,6 +28,9 @@ oldest value wanted, not with the log.
 from __future__ import annotations
 
 import json
+import math
+import re
+from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -72,14 +75,49 @@ class Outputs:
     lines_read: int = 0
 
 
+#: A metric regex sees at most this many characters of a line, its end: a regex a DAG
+#: author wrote with a leading ``.*`` is quadratic in what it is run on (S4-11).
+METRIC_LINE_TAIL = 16 * 1024
+#: What may come before the result marker on its line: a log prefix, nothing else
+#: (security review S4-5: text that merely contains the marker, a scraped document or a
+#: comment, is not a result).  Tokens: a date, a time or both (AIHC's own, a logger's), a level
+#: (``INFO``, ``INFO:root:``), a bracketed field (``[rank0]:``, ``[train.py:42]``), and the
+#: separators ``-`` and ``|``; at most :data:`PREFIX_TOKENS` of them.
+_TIME = r"\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+_TIMESTAMP = rf"\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]{_TIME})?|{_TIME}"
+_LEVEL = r"(?i:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)(?::[\w.-]+:)?"
+_FIELD = r"\[[^\]\"'\n]{1,64}\]:?"
+PREFIX_TOKENS = 8
+
+
+def result_pattern(marker: str) -> re.Pattern[str]:
+    """The pattern a result line matches (``match``, from the line's start): a log
+    prefix, then ``marker``; the result is the text after the match (the marker's first
+    occurrence after the prefix, so a result that contains the marker text is whole)."""
+    token = rf"\s*(?:{_TIMESTAMP}|{_LEVEL}|{_FIELD}|[-|])"
+    return re.compile(rf"(?:{token}){{0,{PREFIX_TOKENS}}}?\s*{re.escape(marker)}")
+
+
+def last_match(regex: re.Pattern[str], line: str) -> str | None:
+    """The group of the last match of ``regex`` in the last :data:`METRIC_LINE_TAIL`
+    characters of ``line`` (a progress bar's last update, not its first)."""
+    last = deque(regex.finditer(line[-METRIC_LINE_TAIL:]), maxlen=1)
+    return last[0].group(1) if last else None
+
+
 class _Scan:
-    """The newest match of each thing wanted, window by window from the end."""
+    """The newest match of each thing wanted, window by window from the end; a window's
+    lines are fed in order, page by page as they arrive (never held whole)."""
 
     def __init__(self, spec: OutputSpec) -> None:
         self.spec = spec
+        self.marker = None if spec.marker is None else result_pattern(spec.marker)
         self.result_line: tuple[str, int] | None = None  # (text after marker, line from end)
         self.values: dict[str, str] = {}
         self.lines_after = 0  # lines of the windows newer than the one being read
+        self._window: tuple[str, int] | None = None  # (text, line number in the window)
+        self._window_values: dict[str, str] = {}
+        self._seen = 0
 
     @property
     def done(self) -> bool:
@@ -90,28 +128,31 @@ class _Scan:
         )
         return marker_done and len(self.values) == len(self.spec.metrics)
 
-    def window(self, pages: list[list[str]]) -> None:
-        """Take one complete window (its pages in order): its last match of each thing
-        not found in a newer window."""
-        marker = self.spec.marker
-        total = sum(len(page) for page in pages)
-        result: tuple[str, int] | None = None
-        values: dict[str, str] = {}
-        seen = 0
-        for page in pages:
-            for line in page:
-                seen += 1
-                if marker and self.result_line is None and marker in line:
-                    text = line[line.rindex(marker) + len(marker) :]
-                    result = (text, self.lines_after + total - seen + 1)
-                for name, regex in self.spec.metrics.items():
-                    if name not in self.values and (match := regex.search(line)):
-                        values[name] = match.group(1)
-        if self.result_line is None and result is not None:
-            self.result_line = result
-        for name, value in values.items():
+    def feed(self, lines: list[str]) -> None:
+        """The next lines of the window being read (in order): a later match wins."""
+        marker, text = self.marker, self.spec.marker or ""
+        for line in lines:
+            self._seen += 1
+            if marker and self.result_line is None and text in line:
+                found = marker.match(line)
+                if found is not None:
+                    self._window = (line[found.end() :], self._seen)
+            for name, regex in self.spec.metrics.items():
+                if name not in self.values and (value := last_match(regex, line)) is not None:
+                    self._window_values[name] = value
+
+    def end_window(self) -> int:
+        """Close the window fed so far: its last match of each thing not found in a newer
+        window.  Returns how many lines it had."""
+        total = self._seen
+        if self.result_line is None and self._window is not None:
+            text, seen = self._window
+            self.result_line = (text, self.lines_after + total - seen + 1)
+        for name, value in self._window_values.items():
             self.values.setdefault(name, value)
         self.lines_after += total
+        self._window, self._window_values, self._seen = None, {}, 0
+        return total
 
 
 def read_outputs(
@@ -141,20 +182,22 @@ def read_outputs(
             GetPodLogs(job_id, pod, pool, None, page_lines, start, end, queue_id=queue_id),
             outputs,
         )
-        lines = split_lines(page.logs)
-        pages = [lines]
-        if len(lines) >= page_lines:  # maybe not the whole window
-            if end - start > 1:
-                width = max(1, (end - start) // 2)
-                continue
-            pages = yield from _page_through(
+        lines = split_lines(page.logs, carriage_returns=True)
+        if len(lines) >= page_lines and end - start > 1:  # maybe not the whole window
+            width = max(1, (end - start) // 2)
+            continue
+        if len(lines) >= page_lines:
+            yield from _page_through(
                 GetPodLogs(job_id, pod, pool, "", page_lines, start, end, queue_id=queue_id),
                 outputs,
+                scan,
             )
-        outputs.lines_read += sum(len(p) for p in pages)
-        scan.window(pages)
+        else:
+            scan.feed(lines)
+        total = scan.end_window()
+        outputs.lines_read += total
         end = start
-        if sum(len(p) for p in pages) < page_lines // 2:
+        if total < page_lines // 2:
             width *= 2
     outputs.metrics = {name: _number(value) for name, value in scan.values.items()}
     if scan.result_line is not None:
@@ -172,22 +215,19 @@ def _logs(call: GetPodLogs, outputs: Outputs) -> Flow[Any]:
     return page
 
 
-def _page_through(first: GetPodLogs, outputs: Outputs) -> Flow[list[list[str]]]:
-    """A one-second window too dense for one answer, read forward with ``marker`` paging.
-
-    Holds that second's lines, however many; a log that writes more than
-    :data:`PAGE_LINES` lines in one second is the only case that costs more memory.
-    """
-    pages: list[list[str]] = []
+def _page_through(first: GetPodLogs, outputs: Outputs, scan: _Scan) -> Flow[None]:
+    """A one-second window too dense for one answer, read forward with ``marker`` paging,
+    each page fed to ``scan`` as it arrives: memory holds one page, however dense the
+    second (S4-11)."""
     page_lines = first.max_lines or PAGE_LINES
     marker = ""
     seen = {marker}  # a marker answered again would page in a circle
     while True:
         page = yield from _logs(replace(first, marker=marker), outputs)
-        lines = split_lines(page.logs)
-        pages.append(lines)
+        lines = split_lines(page.logs, carriage_returns=True)
+        scan.feed(lines)
         if len(lines) < page_lines or not page.next_marker or page.next_marker in seen:
-            return pages
+            return
         seen.add(page.next_marker)
         marker = page.next_marker
 
@@ -214,10 +254,14 @@ def parse_result(text: str, line_from_end: int, *, pod: str, cap: int) -> Any:
 
 
 def _number(value: str) -> float | str:
+    """A float where ``value`` reads as a finite one, else the text as printed: ``nan``
+    and ``inf`` (a diverged run) stay text, as JSON has no such numbers and Airflow 3's
+    XCom push refuses them (security review S4-9)."""
     try:
-        return float(value)
+        number = float(value)
     except ValueError:
         return value
+    return number if math.isfinite(number) else value
 
 
 def first_replica(pods: list[tuple[str, str]]) -> str | None:

@@ -31,6 +31,8 @@ XCOM_JOB_SUMMARY = "job_summary"
 STATS_PREFIX = "aihc.job"
 #: The event statuses of a job that ended on its own, whose outputs are read.
 ENDED = ("success", "failed")
+#: Nesting of a result walked at most when masking (deeper values are pushed as they are).
+MAX_MASK_DEPTH = 64
 #: Summary fields sent to ``Stats`` as gauges (and the two durations as timers too).
 STATS_GAUGES = ("queue_seconds", "run_seconds", "accelerator_seconds", "restarts", "replicas")
 
@@ -165,20 +167,43 @@ def publish(
     """Mask what the job printed, push ``result`` (when found), ``metrics`` and
     ``job_summary``, log the one summary line, and send the numbers to ``Stats``.
 
-    :return: the summary as pushed (masked).
+    XCom values lose only the secrets registered with Airflow's masker, found by value
+    (:func:`registered_secrets_masked`): they are data downstream tasks read, and Airflow's
+    key-name rule would turn ``{"tokenizer": "s3://…"}`` into ``"***"`` (security review
+    S4-10).  The log line and the returned summary (lineage) are redacted by both rules.
+
+    :return: the summary as logged (redacted by value and by key name).
     """
     from airflow_provider_aihc.version_compat import redact
 
-    summary = redact(summary)
     ti = context.get("ti")
     if push and ti is not None:
         if outputs.found:
-            ti.xcom_push(key=XCOM_RESULT, value=redact(outputs.result))
-        ti.xcom_push(key=XCOM_METRICS, value=summary["metrics"])
-        ti.xcom_push(key=XCOM_JOB_SUMMARY, value=summary)
+            ti.xcom_push(key=XCOM_RESULT, value=registered_secrets_masked(outputs.result))
+        pushed = registered_secrets_masked(summary)
+        ti.xcom_push(key=XCOM_METRICS, value=pushed["metrics"])
+        ti.xcom_push(key=XCOM_JOB_SUMMARY, value=pushed)
+    summary = redact(summary)
     log.info("%s", summary_line(summary))
     emit_stats(summary, context, job, log)
     return summary
+
+
+def registered_secrets_masked(value: Any, depth: int = 0) -> Any:
+    """``value`` with each string (at any depth of dicts and lists, keys kept) redacted by
+    value only: every secret registered with Airflow's masker becomes ``***``, and no
+    value is hidden for its key's name."""
+    from airflow_provider_aihc.version_compat import redact
+
+    if isinstance(value, str):
+        return redact(value)
+    if depth > MAX_MASK_DEPTH:
+        return value
+    if isinstance(value, Mapping):
+        return {key: registered_secrets_masked(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [registered_secrets_masked(item, depth + 1) for item in value]
+    return value
 
 
 def summary_line(summary: Mapping[str, Any]) -> str:

@@ -53,3 +53,42 @@ def test_rendered_templates_hide_every_secret_plain_and_mapped(aihc_emulator, ru
     assert jobs["mapped-a"]["imageConfig"]["password"] == "RegPw-MAPPED-42"
     assert jobs["mapped-b"]["envs"] == [{"name": "API_KEY", "value": "apikey-DICT-3333"}]
     assert len(jobs) == 4
+
+
+def test_second_review_findings_in_one_dag_run(aihc_emulator, run_dag):
+    """S4-1: ``@task.aihc_python``'s arguments are not in Rendered Templates after the task
+    ran (Airflow 3 stores them again then), neither an argument named ``api_key`` nor a
+    registered secret that JSON escapes; the job still gets them.  S4-9: a ``nan`` metric
+    does not fail the task.  S4-10: a result's and a metric's values reach the next task
+    as printed, whatever their keys are named.  Issue #38 point 7: short ordinary env
+    values do not make Airflow warn about a secret too short to mask."""
+    from airflow_provider_aihc.decorators._payload import PAYLOAD_ENV
+    from airflow_provider_aihc.emulator import scenarios
+
+    result = {"tokenizer": "s3://b/tokenizer-42", "proxy": "http://cache:3128"}
+    aihc_emulator.backend.add_script(
+        scenarios.Output(
+            match="s4-train",
+            lines="loss=2.5\nloss=nan\ntokenizer_version=s3://b/tok-v2",
+            result=json.dumps(result),
+        )
+    )
+    run = run_dag("secrets_s4")
+
+    assert run.succeeded, run.output[-4000:]
+    rendered = _rendered("secrets_s4")
+    stored = json.dumps(rendered[("s4_payload", -1)])
+    assert rendered[("s4_payload", -1)]["envs"] == {"HF_TOKEN": "***"}  # no payload env
+    escaped = json.dumps('hf_"S4-1\\quoted-token')[1:-1]
+    for leak in ("S4-1-API-KEY-UNREGISTERED", 'hf_"S4-1\\quoted-token', escaped, "S4-1"):
+        assert leak not in stored, leak
+    [job] = [
+        j for j in aihc_emulator.backend.jobs() if j["labels"]["airflow-task-id"] == "s4_payload"
+    ]
+    sent = {env["name"]: env["value"] for env in job["body"]["jobSpec"]["envs"]}
+    assert json.loads(sent[PAYLOAD_ENV])["kwargs"]["api_key"] == "S4-1-API-KEY-UNREGISTERED"
+    [line] = [line for line in run.output.splitlines() if "SECRETS_S4 " in line]
+    pulled = json.loads(line.split("SECRETS_S4 ", 1)[1])
+    assert pulled["result"] == result
+    assert pulled["metrics"] == {"loss": "nan", "tokenizer_version": "s3://b/tok-v2"}
+    assert "too short" not in run.output

@@ -187,7 +187,7 @@ def test_deferrable_checks_once_then_defers_carrying_the_log_position(
     assert (kwargs["stop_on_timeout"], kwargs["cancel_on_kill"]) == (False, False)
     assert set(kwargs["log_state"]) == {"deferred-master-0"}  # the lines copied so far
     assert kwargs["log_state"]["deferred-master-0"] not in ("", "lm1-0")
-    assert aihc_emulator.backend.count("GetJob") == 1
+    assert aihc_emulator.backend.count("GetJob") == 2  # the status, then the env to mask
 
 
 def test_deferral_tells_the_trigger_when_so_a_takeover_resumes_the_log(
