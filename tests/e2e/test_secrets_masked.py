@@ -61,9 +61,21 @@ def test_second_review_findings_in_one_dag_run(aihc_emulator, run_dag):
     registered secret that JSON escapes; the job still gets them.  S4-9: a ``nan`` metric
     does not fail the task.  S4-10: a result's and a metric's values reach the next task
     as printed, whatever their keys are named.  Issue #38 point 7: short ordinary env
-    values do not make Airflow warn about a secret too short to mask."""
+    values do not make Airflow warn about a secret too short to mask.  S4-2: a deferred
+    sensor masks the token a job it never rendered prints."""
+    from aihc_jobs import job_body
+
     from airflow_provider_aihc.decorators._payload import PAYLOAD_ENV
     from airflow_provider_aihc.emulator import scenarios
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+    token = "hf_S4_2_sensed_token"
+    aihc_emulator.backend.add_script(
+        scenarios.Output(match="s4-sensed", lines=f"+ docker login -p {token} registry")
+    )
+    sensed = AIHCHook().create_job(
+        job_body("s4-sensed", envs=[{"name": "REGISTRY_PASSWORD", "value": token}])
+    )
 
     result = {"tokenizer": "s3://b/tokenizer-42", "proxy": "http://cache:3128"}
     aihc_emulator.backend.add_script(
@@ -73,7 +85,7 @@ def test_second_review_findings_in_one_dag_run(aihc_emulator, run_dag):
             result=json.dumps(result),
         )
     )
-    run = run_dag("secrets_s4")
+    run = run_dag("secrets_s4", conf=json.dumps({"job_id": sensed.job_id}))
 
     assert run.succeeded, run.output[-4000:]
     rendered = _rendered("secrets_s4")
@@ -83,7 +95,9 @@ def test_second_review_findings_in_one_dag_run(aihc_emulator, run_dag):
     for leak in ("S4-1-API-KEY-UNREGISTERED", 'hf_"S4-1\\quoted-token', escaped, "S4-1"):
         assert leak not in stored, leak
     [job] = [
-        j for j in aihc_emulator.backend.jobs() if j["labels"]["airflow-task-id"] == "s4_payload"
+        j
+        for j in aihc_emulator.backend.jobs()
+        if j["labels"].get("airflow-task-id") == "s4_payload"
     ]
     sent = {env["name"]: env["value"] for env in job["body"]["jobSpec"]["envs"]}
     assert json.loads(sent[PAYLOAD_ENV])["kwargs"]["api_key"] == "S4-1-API-KEY-UNREGISTERED"
@@ -92,3 +106,5 @@ def test_second_review_findings_in_one_dag_run(aihc_emulator, run_dag):
     assert pulled["result"] == result
     assert pulled["metrics"] == {"loss": "nan", "tokenizer_version": "s3://b/tok-v2"}
     assert "too short" not in run.output
+    assert "+ docker login -p *** registry" in run.output
+    assert token not in run.output

@@ -1,4 +1,4 @@
-"""What the second security review found (S4-1, S4-9, S4-10, issue #38 point 7), in one
+"""What the second security review found (S4-1, S4-2, S4-9, S4-10, issue #38 point 7), in one
 real DAG run: ``tests/e2e/test_secrets_masked.py`` scripts what the jobs print, then reads
 Rendered Templates as Airflow stored them, the XComs a downstream task received and the
 run's output."""
@@ -12,6 +12,7 @@ from typing import Any
 from _compat import DAG, task
 
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
+from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
 
 #: An env token with a quote and a backslash: JSON text escapes it, so the masker's
 #: pattern of the value registered at render no longer matched it inside the payload.
@@ -45,10 +46,20 @@ with DAG(
         metrics={"loss": r"loss=(\S+)", "tokenizer_version": r"tokenizer_version=(\S+)"},
     )
 
+    # A deferred sensor on a job the test created (conf ``job_id``): nothing in this run
+    # rendered that job, so only the streamer's own masking hides its token.
+    sensed = AIHCJobSensor(
+        task_id="s4_sensor",
+        job_id="{{ dag_run.conf['job_id'] }}",
+        deferrable=True,
+        poke_interval=0.2,
+    )
+
     @task
     def s4_report(**context: Any) -> None:
         ti = context["ti"]
         pulled = {key: ti.xcom_pull(task_ids="s4_train", key=key) for key in ("result", "metrics")}
         print(REPORT + json.dumps(pulled, sort_keys=True))
 
-    s4_payload(api_key="{{ params.api_key }}", note="{{ params.note }}") >> train >> s4_report()
+    payload = s4_payload(api_key="{{ params.api_key }}", note="{{ params.note }}")
+    payload >> train >> sensed >> s4_report()
