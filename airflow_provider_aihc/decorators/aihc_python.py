@@ -79,6 +79,8 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
             )
         except _payload.PayloadError as err:
             raise AIHCValidationError(err.problems) from err
+        for value in self.op_args:
+            _mask_argument(value, False, 0)
         for name, value in self.op_kwargs.items():
             _mask_argument(value, is_sensitive_name(name), 0)
         self.command = _payload.command()
