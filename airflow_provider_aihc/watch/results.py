@@ -81,12 +81,14 @@ METRIC_LINE_TAIL = 16 * 1024
 #: What may come before the result marker on its line: a log prefix, nothing else
 #: (security review S4-5: text that merely contains the marker, a scraped document or a
 #: comment, is not a result).  Tokens: a date, a time or both (AIHC's own, a logger's), a level
-#: (``INFO``, ``INFO:root:``), a bracketed field (``[rank0]:``, ``[train.py:42]``), and the
-#: separators ``-`` and ``|``; at most :data:`PREFIX_TOKENS` of them.
+#: (``INFO``, ``INFO:root:``), a bracketed field (``[rank0]:``, ``[train.py:42]``), CRI's
+#: ``stdout F``, and the separators ``-`` and ``|``; at most :data:`PREFIX_TOKENS` of them.
 _TIME = r"\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
 _TIMESTAMP = rf"\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]{_TIME})?|{_TIME}"
 _LEVEL = r"(?i:DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE)(?::[\w.-]+:)?"
 _FIELD = r"\[[^\]\"'\n]{1,64}\]:?"
+#: The stream and tag of Kubernetes' CRI log format, should AIHC pass its lines on raw.
+_CRI = r"(?:stdout|stderr) [FP]"
 PREFIX_TOKENS = 8
 
 
@@ -94,7 +96,7 @@ def result_pattern(marker: str) -> re.Pattern[str]:
     """The pattern a result line matches (``match``, from the line's start): a log
     prefix, then ``marker``; the result is the text after the match (the marker's first
     occurrence after the prefix, so a result that contains the marker text is whole)."""
-    token = rf"\s*(?:{_TIMESTAMP}|{_LEVEL}|{_FIELD}|[-|])"
+    token = rf"\s*(?:{_TIMESTAMP}|{_LEVEL}|{_FIELD}|{_CRI}|[-|])"
     return re.compile(rf"(?:{token}){{0,{PREFIX_TOKENS}}}?\s*{re.escape(marker)}")
 
 

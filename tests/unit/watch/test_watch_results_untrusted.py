@@ -49,11 +49,12 @@ def test_a_loggers_prefix_before_the_marker_is_still_a_result(
     lines = [
         '2026-12-06 01:00:00,123 - INFO - AIHC_RESULT {"v": 1}',
         '[rank0]: 12:00:01 | INFO:root:AIHC_RESULT {"v": 2}',
+        'stdout F AIHC_RESULT {"v": 3}',
     ]
     job_id = finish(aihc_emulator, hook, create, "res-logger", lines="\n".join(lines), result="")
     _, outputs = outputs_of(hook, job_id, OutputSpec.build(MARKER, None), log)
 
-    assert outputs.result == {"v": 2}
+    assert outputs.result == {"v": 3}
 
 
 def test_a_diverged_metric_stays_text_so_the_xcom_push_takes_it(
