@@ -32,6 +32,8 @@ from types import FrameType
 #: ``PR_SET_CHILD_SUBREAPER`` of ``<linux/prctl.h>``.
 PR_SET_CHILD_SUBREAPER = 36
 POLL_SECONDS = 0.05
+#: Rounds of SIGKILL (each :data:`POLL_SECONDS` apart) before the reaper gives up and exits.
+KILL_ROUNDS = 100
 
 
 def descendants(*roots: int) -> list[int]:
@@ -84,7 +86,10 @@ def _sweep(me: int, grace: float) -> None:
     while descendants(me) and time.monotonic() < deadline:
         _reap()
         time.sleep(POLL_SECONDS)
-    while left := descendants(me):
+    for _ in range(KILL_ROUNDS):  # bounded: a process stuck in the kernel may never end
+        left = descendants(me)
+        if not left:
+            break
         _signal_all(left, signal.SIGKILL)
         _reap()
         time.sleep(POLL_SECONDS)
