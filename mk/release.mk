@@ -1,7 +1,8 @@
 # The release checks (issue 24): `make release-check` builds the wheel and the sdist,
 # `twine check`s them, reads their metadata and contents, and installs each alone beside
 # each pinned Airflow to run the wheel check; `make test-system` runs the system tests
-# (tests/system), against a real AIHC region when AIHC_SYSTEM_TEST_* is set (see
+# (tests/system), against a real AIHC region when AIHC_SYSTEM_TEST_* and
+# AIHC_SYSTEM_TEST_CONFIRM=spend are set (`make test` drops them; see
 # docs/system-tests.md), else against the emulator. Included by the Makefile
 # (`-include mk/*.mk`); alone: `make -f Makefile -f mk/docs.mk -f mk/release.mk release-check`.
 

@@ -2,7 +2,8 @@
 that really runs the training.
 
 Starts the emulator with ``--execute`` (each replica of a job is a local process; a secret
-made for this run, never the documented default) on a free port, points ``aihc_default``
+made for this run, never the documented default, handed over in its environment, never on
+its command line, which every user of the machine can read) on a free port, points ``aihc_default``
 at it through an environment variable, runs ``airflow dags test aihc_taskflow_retraining``
 in an Airflow home inside the project, stops the emulator, and prints what happened,
 checked against the emulator's own record: the DAG succeeded; one job, two replicas,
@@ -47,11 +48,10 @@ def main() -> int:
             "--execute",
             "--execute-timeout",
             "120",
-            "--secret-access-key",
-            secret,
         ],
         stdout=subprocess.PIPE,
         text=True,
+        env={**os.environ, "AIHC_EMULATOR_SECRET_ACCESS_KEY": secret},
     )
     try:
         url = _emulator_url(emulator)

@@ -54,6 +54,8 @@ BODY_TIMEOUT_SECONDS = 30.0
 #: Seconds an in-flight answer gets to finish when the server stops.
 SHUTDOWN_TIMEOUT_SECONDS = 1.0
 SERVER_HEADER = "aihc-emulator"
+#: Where the standalone emulator takes a secret of one's own from (never the command line).
+SECRET_SOURCES = "AIHC_EMULATOR_SECRET_ACCESS_KEY or --secret-access-key-file"
 
 
 class EmulatorServer:
@@ -70,10 +72,12 @@ class EmulatorServer:
     :param body_timeout: seconds a client may take to send a body (then ``408``, closed).
     :param execute: run every job's replicas as local processes (``execute.py``): ``True``
         or the :class:`~.state.execute.ExecuteSettings`.  It runs whatever command it is sent, so
-        it binds a loopback address only and refuses the documented default credentials.
+        it binds a loopback address only and refuses the documented default credentials and
+        any secret shorter than :data:`MIN_EXECUTE_SECRET_LENGTH` characters.  A ``backend``
+        that executes is held to the same rules.
     :param allow_default_credentials: execute even with the documented default secret.
-    :raises ValueError: ``execute`` with a non-loopback ``host`` or, unless allowed, the
-        default secret access key.
+    :raises ValueError: ``execute`` (or an executing ``backend``) with a non-loopback
+        ``host``, a short secret or, unless allowed, the default secret access key.
     :param control_token: the token control ``POST`` requests must carry; default a random
         one per server (read it from :attr:`control_token`).
     :param loopback_host_only: refuse every API request whose ``Host`` is not loopback
@@ -99,7 +103,8 @@ class EmulatorServer:
         loopback_host_only: bool = False,
     ) -> None:
         settings = _execute_settings(execute)
-        if settings is not None:
+        executes = settings is not None or (backend is not None and backend.executor is not None)
+        if executes:
             check_execute(host, secret_access_key, allow_default_credentials)
         self.host = host
         self.port = port
@@ -115,7 +120,7 @@ class EmulatorServer:
             self.backend,
             {access_key_id: secret_access_key},
             control_token=self.control_token,
-            loopback_host_only=loopback_host_only or settings is not None,
+            loopback_host_only=loopback_host_only or executes,
         )
         #: TCP connections accepted since the object was made.
         self.connections_total = 0
@@ -300,9 +305,14 @@ def _execute_settings(execute: bool | ExecuteSettings) -> ExecuteSettings | None
     return ExecuteSettings() if execute else None
 
 
+#: The shortest secret access key an executing emulator accepts (an empty or short secret
+#: is as guessable as the documented one: anyone who signs with it runs commands).
+MIN_EXECUTE_SECRET_LENGTH = 16
+
+
 def check_execute(host: str, secret_access_key: str, allow_default_credentials: bool) -> None:
     """Refuse to execute commands for anyone but this machine's users, or for anyone who
-    knows the documented default secret (unless explicitly allowed).
+    knows the documented default secret (unless explicitly allowed) or can guess a short one.
 
     :raises ValueError: saying which rule and how to satisfy it.
     """
@@ -313,7 +323,14 @@ def check_execute(host: str, secret_access_key: str, allow_default_credentials: 
     if secret_access_key == DEFAULT_SECRET_ACCESS_KEY and not allow_default_credentials:
         raise ValueError(
             "execute runs the commands it is sent: give a secret access key of your own "
-            "(--secret-access-key), or --allow-default-credentials to accept the documented one"
+            f"({SECRET_SOURCES}), or --allow-default-credentials to accept the documented one"
+        )
+    if secret_access_key != DEFAULT_SECRET_ACCESS_KEY and (
+        len(secret_access_key) < MIN_EXECUTE_SECRET_LENGTH
+    ):
+        raise ValueError(
+            "execute runs the commands it is sent: its secret access key must have at least "
+            f"{MIN_EXECUTE_SECRET_LENGTH} characters, this one has {len(secret_access_key)}"
         )
 
 

@@ -84,9 +84,9 @@ def test_job_views_hide_passwords_and_env_values(client: Client, server: Emulato
         spec = view["body"]["jobSpec"]
         assert spec["imageConfig"] == {"username": "robot", "password": REDACTED}
         assert spec["envs"] == [{"name": "HF_TOKEN", "value": REDACTED}]
-        assert view["redacted"] == [
-            "body.jobSpec.imageConfig.password",
+        assert sorted(view["redacted"]) == [
             "body.jobSpec.envs[0].value",
+            "body.jobSpec.imageConfig.password",
         ]
     # In process, the record keeps what was sent (what tests assert on).
     assert server.backend.job(job_id)["body"]["jobSpec"]["imageConfig"]["password"] == "RegPw-9999"
@@ -115,3 +115,47 @@ def test_the_standalone_emulator_prints_its_token_and_takes_one_from_the_environ
         process.terminate()
         process.wait(timeout=30)
     assert "control token token-from-the-environment" in line
+
+
+CODE_SOURCE = {"codeSource": {"mountPath": "/code", "bosTemporaryToken": "BOS-TEMP-TOKEN-7777"}}
+
+
+@pytest.mark.parametrize(
+    ("api_version", "framework", "extra"),
+    [
+        ("v1", "PyTorchJob", CODE_SOURCE),  # codeSource is v1's only
+        ("v2", "PyTorchJob", {}),
+        ("v2", "TFJob", {}),
+        ("v2", "RayJob", {"advancedSettings": {"runtimeEnv": "{}"}}),
+    ],
+)
+def test_job_views_hide_every_secret_of_every_job_type_and_dialect(
+    server: EmulatorServer,
+    monkeypatch: pytest.MonkeyPatch,
+    api_version: str,
+    framework: str,
+    extra: dict,
+) -> None:
+    """S4-6: v2 role maps (``{"Worker": spec}``, ``{"Head": spec}``) and ``codeSource`` too,
+    for a job the provider's own hook created."""
+    from airflow_provider_aihc.emulator.connection import CONN_ENV
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+    monkeypatch.setenv(CONN_ENV, server.connection(api_version=api_version).json)
+    body = {
+        "name": "leaky",
+        "queue": "default",
+        "jobFramework": framework,
+        "jobSpec": {"image": "i", "command": "c", "replicas": 1, **SECRET_BODY["jobSpec"]},
+        **extra,
+    }
+    job_id = AIHCHook().create_job(body).job_id
+    page = requests.get(f"{server.url}/_emulator/jobs/{job_id}", timeout=10).json()
+    state = requests.get(f"{server.url}/_emulator/state", timeout=10).json()
+    for view in (page, state["jobs"][0]):
+        text = json.dumps(view)
+        for secret in ("RegPw-9999", "hf_SECRET_8888", "BOS-TEMP-TOKEN-7777"):
+            assert secret not in text
+        assert len(view["redacted"]) == (3 if "codeSource" in extra else 2), view["redacted"]
+    # In process, the record keeps what was sent.
+    assert "RegPw-9999" in json.dumps(server.backend.job(job_id)["body"])

@@ -7,8 +7,6 @@ process groups and by the job marker every process of a job carries in its envir
 from __future__ import annotations
 
 import secrets
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -200,18 +198,6 @@ def test_execute_refuses_the_documented_credentials_and_other_hosts() -> None:
     allowed = EmulatorServer(execute=True, allow_default_credentials=True)
     assert allowed.backend.executor is not None
     assert EmulatorServer(secret_access_key=DEFAULT_SECRET_ACCESS_KEY).backend.executor is None
-
-
-def test_the_command_line_refuses_execute_with_the_default_secret() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "airflow_provider_aihc.emulator", "--execute", "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert "--allow-default-credentials" in done.stderr
 
 
 def test_with_execute_every_api_request_must_have_a_loopback_host(client: Client) -> None:

@@ -3,7 +3,8 @@
 ``example_*.py`` files are collected as test modules (Airflow's AIP-47 layout), each
 holding a DAG and ``test_run = get_test_run(dag)``. The ``aihc_system`` fixture is the
 session's :class:`system_runner.SystemRun`: against the region the ``AIHC_SYSTEM_TEST_*``
-variables name, else against an emulator started here.
+variables name when ``AIHC_SYSTEM_TEST_CONFIRM=spend`` is set too, else against an
+emulator started here.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from system_runner import AIRFLOW, ENV, SystemRun, Target
+from system_runner import AIRFLOW, CONFIRM, ENV, SystemRun, Target
 
 REPORT_DIR = Path(__file__).resolve().parents[2] / "build" / "system-tests"
 
@@ -65,6 +66,9 @@ def aihc_system(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> I
             yield run
         print(f"\nAIHC system test report: {report_dir / 'report.md'}")
         return
+    if any(key.startswith(ENV) for key in os.environ):
+        print(f"\nAIHC system tests: {ENV}* is set without {ENV}CONFIRM={CONFIRM}: "
+              "running against the emulator, no real job is created")  # fmt: skip
     from airflow_provider_aihc.emulator.jobs import Progression
     from airflow_provider_aihc.emulator.server import EmulatorServer
 

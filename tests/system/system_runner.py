@@ -6,9 +6,14 @@ Airflow's own providers ship their example DAGs as system tests (AIP-47): each
 our own runner of the same shape. The DAG runs with ``airflow dags test`` in a subprocess,
 the way a user runs one, against
 
-* a real AIHC region when the ``AIHC_SYSTEM_TEST_*`` variables are set (:class:`Target`
+* a real AIHC region when the ``AIHC_SYSTEM_TEST_*`` variables are set **and**
+  ``AIHC_SYSTEM_TEST_CONFIRM=spend`` says that real jobs may be paid for (:class:`Target`
   ``.from_env``), or
-* the emulator otherwise (``make test``: the same code path, the target swapped).
+* the emulator otherwise (``make test``, which also drops every ``AIHC_SYSTEM_TEST_*``
+  variable: the same code path, the target swapped).
+
+The spend limit ``AIHC_SYSTEM_TEST_MAX_JOBS`` counts the jobs of every system-test process
+running at once (``spend_ledger.py``), and a DAG is not started once it is reached.
 
 While the DAG runs, the runner reads every job labelled with this session's run id: the
 statuses it passes through and when, the fields AIHC's answer had, the console URL. It
@@ -34,7 +39,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from spend_ledger import LEDGER_NAME, SpendLedger
+
 ENV = "AIHC_SYSTEM_TEST_"
+#: The value of ``AIHC_SYSTEM_TEST_CONFIRM`` that lets the tests create real, paid jobs.
+CONFIRM = "spend"
 CONN_ID = "aihc_system_test"
 RUN_LABEL = "aihc-system-test"
 SYSTEM_DIR = Path(__file__).resolve().parent
@@ -126,9 +135,16 @@ class Target:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] = os.environ) -> Target | None:
-        """The real region the variables name; ``None`` when none is set."""
-        if not any(key.startswith(ENV) for key in env):
+        """The real region the variables name; ``None`` (the emulator) unless
+        ``AIHC_SYSTEM_TEST_CONFIRM=spend`` says real jobs may be created: credentials once
+        exported must not make every test run spend money."""
+        confirm = env.get(f"{ENV}CONFIRM")
+        if confirm is None:
             return None
+        if confirm != CONFIRM:
+            raise SystemTestConfigError(
+                f"{ENV}CONFIRM must be {CONFIRM!r} to create real AIHC jobs, got {confirm!r}"
+            )
         missing = [f"{ENV}{name}" for name in REQUIRED if not env.get(f"{ENV}{name}")]
         if not env.get(f"{ENV}REGION") and not env.get(f"{ENV}ENDPOINT"):
             missing.append(f"{ENV}REGION or {ENV}ENDPOINT")
@@ -253,6 +269,8 @@ class SystemRun:
         self.report = Report(report_dir, target.describe(), self.run_id)
         self.jobs: dict[str, JobRecord] = {}
         self.created_after = datetime.now(UTC) - timedelta(minutes=10)
+        self.ledger = SpendLedger(report_dir / LEDGER_NAME)
+        self._recorded: set[str] = set()
         os.environ[f"AIRFLOW_CONN_{CONN_ID.upper()}"] = target.connection()
         self.hook = AIHCHook(aihc_conn_id=CONN_ID)
         self._proc: subprocess.Popen[str] | None = None
@@ -262,6 +280,7 @@ class SystemRun:
         self.observe_while_running = True
 
     def __enter__(self) -> SystemRun:
+        self.ledger.join()
         for signum in (signal.SIGINT, signal.SIGTERM):
             self._previous[signum] = signal.signal(signum, self._interrupted)
         atexit.register(self.cleanup)
@@ -271,6 +290,7 @@ class SystemRun:
         try:
             self.cleanup()
         finally:
+            self.ledger.leave()
             for signum, handler in self._previous.items():
                 signal.signal(signum, handler)
             atexit.unregister(self.cleanup)
@@ -288,6 +308,12 @@ class SystemRun:
 
     def run_dag(self, dag_id: str, dag_file: str) -> None:
         """Run one DAG to its end; fail when it did not succeed or broke the spend limit."""
+        spent = self.ledger.count()
+        if spent >= self.target.max_jobs:
+            raise RuntimeError(
+                f"spend limit: the system-test processes running now created {spent} jobs, "
+                f"{ENV}MAX_JOBS={self.target.max_jobs}: {dag_id} is not started"
+            )
         entry: dict[str, Any] = {"dag_id": dag_id, "outcome": "running", "jobs": []}
         self.report.dags.append(entry)
         started, known = time.monotonic(), set(self.jobs)
@@ -308,6 +334,7 @@ class SystemRun:
             self._stop_subprocess()
             self.observe()
             self.record_created(output)
+            self._record_spent()
             entry["seconds"] = round(time.monotonic() - started, 1)
             entry["jobs"] = [asdict(j) for j in self.jobs.values() if j.job_id not in known]
             self.report.write()
@@ -381,10 +408,13 @@ class SystemRun:
             record.answer_fields = sorted(job.model_dump(by_alias=True, exclude_unset=True))
 
     def _enforce_limits(self) -> None:
-        """The spend limit: at most ``max_jobs`` jobs, each stopped past its minutes."""
-        if len(self.jobs) > self.target.max_jobs:
+        """The spend limit: at most ``max_jobs`` jobs by every system-test process running
+        now (the ledger), each stopped past its minutes."""
+        spent = self._record_spent()
+        if spent > self.target.max_jobs:
             raise RuntimeError(
-                f"spend limit: {len(self.jobs)} jobs exceed {ENV}MAX_JOBS={self.target.max_jobs}"
+                f"spend limit: the system-test processes running now created {spent} jobs, "
+                f"more than {ENV}MAX_JOBS={self.target.max_jobs}"
             )
         budget = self.settings.max_job_minutes * 60
         for record in self.jobs.values():
@@ -394,6 +424,12 @@ class SystemRun:
             if last["status"] not in TERMINAL and last["seconds"] - first["seconds"] > budget:
                 self.hook.stop_job(record.job_id, self.settings.pool)
                 record.cleanup.append(f"stopped: over {ENV}MAX_JOB_MINUTES")
+
+    def _record_spent(self) -> int:
+        """Add this process's new jobs to the ledger; the jobs of every process so far."""
+        spent = self.ledger.record(set(self.jobs) - self._recorded)
+        self._recorded |= set(self.jobs)
+        return spent
 
     def _stop_subprocess(self) -> None:
         proc, self._proc = self._proc, None
@@ -457,13 +493,17 @@ def get_test_run(dag: Any) -> Callable[..., None]:
 def main(argv: list[str]) -> int:
     """``python tests/system/system_runner.py EXAMPLE.py ...``: run examples without pytest.
 
-    Against the region the ``AIHC_SYSTEM_TEST_*`` variables name (each example's DAG id is
+    Against the region the ``AIHC_SYSTEM_TEST_*`` variables name, with
+    ``AIHC_SYSTEM_TEST_CONFIRM=spend`` (each example's DAG id is
     its file name); the Airflow metadata DB must be migrated. Exits 130 when interrupted,
     after the cleanup.
     """
     target = Target.from_env()
     if target is None:
-        print(f"set the {ENV}* variables (see docs/system-tests.md)", file=sys.stderr)
+        print(
+            f"set the {ENV}* variables and {ENV}CONFIRM={CONFIRM} (see docs/system-tests.md)",
+            file=sys.stderr,
+        )
         return 2
     report_dir = Path(os.environ.get(f"{ENV}REPORT_DIR", "build/system-tests"))
     try:

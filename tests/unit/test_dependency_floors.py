@@ -16,9 +16,12 @@ CONSTRAINTS = sorted((ROOT / "constraints").glob("*.txt"))
 #: The lowest version each floor may name: the first release past its advisories.
 SECURITY_FLOORS = {
     "aiohttp": "3.14.4",  # CVE-2026-128131 (client: concatenated gzip members)
-    "requests": "2.32.4",  # CVE-2024-47081 (.netrc credentials leak)
+    "requests": "2.33.0",  # CVE-2024-47081 (.netrc leak), CVE-2026-25645 (temp path)
     "jinja2": "3.1.6",  # CVE-2025-27516 (sandbox escape)
     "urllib3": "2.7.0",  # CVE-2025-66471, CVE-2025-66418, CVE-2026-21441, CVE-2026-44432
+    # The CA bundle the provider hands to TLS (hooks/_sessions.py): without the distrusted
+    # TrustCor (CVE-2022-23491), e-Tugra (CVE-2023-37920) and GLOBALTRUST (CVE-2024-39689) roots.
+    "certifi": "2024.7.4",
 }
 
 

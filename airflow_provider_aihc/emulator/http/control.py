@@ -142,22 +142,45 @@ def _check_post(headers: list[tuple[str, str]], token: str) -> None:
 
 
 def redacted(job: Payload) -> Payload:
-    """A job view without secrets: the registry password and every env value shown as
-    :data:`REDACTED`, their paths listed under ``redacted``."""
+    """A job view without secrets, at every depth of its body (v1's ``jobSpec``, v2's role
+    maps such as ``{"Worker": spec}`` and ``{"Head": spec}``): every registry password
+    (``imageConfig.password``), every env value (``envs[].value``) and every BOS temporary
+    token (``codeSource.bosTemporaryToken``) shown as :data:`REDACTED`, their paths listed
+    under ``redacted``."""
     view = copy.deepcopy(job)
     hidden: list[str] = []
-    spec = (view.get("body") or {}).get("jobSpec")
-    if isinstance(spec, dict):
-        config = spec.get("imageConfig")
-        if isinstance(config, dict) and "password" in config:
-            config["password"] = REDACTED
-            hidden.append("body.jobSpec.imageConfig.password")
-        for index, env in enumerate(spec.get("envs") or []):
-            if isinstance(env, dict) and "value" in env:
-                env["value"] = REDACTED
-                hidden.append(f"body.jobSpec.envs[{index}].value")
+    _hide(view.get("body"), "body", hidden, 0)
     view["redacted"] = hidden
     return view
+
+
+#: The holders of secrets in a job body, and the key each hides (``envs``: every value).
+_SECRET_KEYS = {"imageConfig": "password", "codeSource": "bosTemporaryToken"}
+#: Deeper than any job body the create validation accepts.
+_MAX_DEPTH = 32
+
+
+def _hide(value: Any, path: str, hidden: list[str], depth: int) -> None:
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            _hide(item, f"{path}[{index}]", hidden, depth + 1)
+        return
+    if not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        where = f"{path}.{key}"
+        secret = _SECRET_KEYS.get(key)
+        if secret and isinstance(item, dict) and secret in item:
+            item[secret] = REDACTED
+            hidden.append(f"{where}.{secret}")
+        elif key == "envs" and isinstance(item, list):
+            for index, env in enumerate(item):
+                if isinstance(env, dict) and "value" in env:
+                    env["value"] = REDACTED
+                    hidden.append(f"{where}[{index}].value")
+        _hide(item, where, hidden, depth + 1)
 
 
 def _header(headers: Iterable[tuple[str, str]], name: str) -> str | None:

@@ -7,7 +7,9 @@ log (the seam: ``Job.runner``, read by ``jobs.settle``/``jobs.poll`` and
 ``Backend.pod_logs``).  Per replica:
 
 * ``bash -c <command>`` in the job's own working directory, in a process group of its own
-  (``start_new_session``), stdin closed;
+  (``start_new_session``), stdin closed, under the replica's reaper (``reaper.py``): a
+  child subreaper, so that every process the job starts, even one that left the group and
+  cleared its environment, stays in the replica's process tree;
 * the environment: ``PATH`` and ``LANG`` of the emulator, ``HOME`` = the working
   directory, ``PYTHONUNBUFFERED=1`` (live logs), the job's ``envs``, then what AIHC injects
   (``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR=127.0.0.1``, a free ``MASTER_PORT``,
@@ -23,11 +25,12 @@ log (the seam: ``Job.runner``, read by ``jobs.settle``/``jobs.poll`` and
 The job is ``Running`` from the start; ``Succeeded`` once every replica exited 0 and its
 output is read to the end; ``Failed`` when one exits otherwise (the reason names the pod
 and its exit code; the others are stopped, as PyTorchJob does) or runs past the execute
-timeout.  Stopping sends SIGTERM to every replica's process group, and SIGKILL to what is
-left after the grace period, then to every process still carrying the job's marker (a
-``/proc`` scan: children that left the group).  A replica's leftovers are stopped the
-same way when the job ends; delete also removes the working directory; the executor's
-:meth:`Executor.shutdown` stops everything and removes its directories.
+timeout.  Stopping sends SIGTERM to every replica's process group (the reaper passes it to
+its whole tree), and SIGKILL to what is left after the grace period: the replicas' process
+trees, their groups, then every process still carrying the job's marker (a ``/proc``
+scan).  A replica's leftovers are stopped by its reaper when its command ends; delete
+also removes the working directory; the executor's :meth:`Executor.shutdown` stops
+everything and removes its directories.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -50,6 +54,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from .jobs import FAILED, SUCCEEDED, Job
+from .reaper import descendants
 from .trainlog import LogEntry, select
 
 log = logging.getLogger(__name__)
@@ -70,6 +75,8 @@ NOTE = "[AIHC emulator]"
 OUTPUT = "out"
 #: What the replicas' environment keeps of the emulator's own.
 INHERITED_ENV = ("PATH", "LANG", "LC_ALL", "TZ")
+#: The first process of every replica (run by path: standard library only).
+REAPER = str(Path(__file__).with_name("reaper.py"))
 
 
 @dataclass(frozen=True)
@@ -171,6 +178,7 @@ class JobRun:
             if e.get("name")
         }
         self._job_name = job.name
+        self._reaper = [sys.executable, "-I", REAPER, str(settings.grace)]
         self._lock = threading.Lock()
         self._entries: dict[int, list[LogEntry]] = {r.rank: [] for r in self._replicas}
         self._texts: dict[int, list[str]] = {r.rank: [] for r in self._replicas}
@@ -238,7 +246,7 @@ class JobRun:
         for replica in self._replicas:
             try:
                 replica.process = subprocess.Popen(
-                    ["bash", "-c", self._command],
+                    [*self._reaper, "bash", "-c", self._command],
                     cwd=self.workdir,
                     env=self._environment(replica.rank, port),
                     stdin=subprocess.DEVNULL,
@@ -349,12 +357,15 @@ class JobRun:
         self._done.set()
 
     def _terminate(self) -> None:
-        """SIGTERM every replica's group, SIGKILL what is left after the grace period."""
+        """SIGTERM every replica's group, SIGKILL what is left after the grace period: the
+        replicas' trees first (a reaper killed first would let its orphans go to init)."""
         groups = self.pids()
         _signal_groups(groups, signal.SIGTERM)
         deadline = time.monotonic() + self.settings.grace
         while live_processes(groups, self.job_id) and time.monotonic() < deadline:
             time.sleep(POLL_SECONDS)
+        for pid in descendants(*groups):
+            _kill(pid)
         _signal_groups(groups, signal.SIGKILL)
         for pid in live_processes(groups, self.job_id):
             _kill(pid)
@@ -364,8 +375,10 @@ class JobRun:
 
 
 def live_processes(groups: Sequence[int], marker: str) -> list[int]:
-    """Processes (not zombies) in one of ``groups`` or carrying the job's marker, by a
-    scan of ``/proc``; empty where there is no ``/proc``."""
+    """Processes (not zombies) in one of ``groups``, below one of the groups' leaders (the
+    replicas' reapers) or carrying the job's marker, by a scan of ``/proc``; empty where
+    there is no ``/proc``."""
+    below = set(descendants(*groups))
     wanted = set(groups)
     needle = f"{JOB_MARKER_ENV}={marker}".encode()
     found = []
@@ -381,13 +394,16 @@ def live_processes(groups: Sequence[int], marker: str) -> list[int]:
             state, _ppid, pgrp = stat.rsplit(")", 1)[1].split()[:3]
             if state == "Z":
                 continue
-            if int(pgrp) in wanted or needle in Path(f"/proc/{name}/environ").read_bytes().split(
-                b"\0"
-            ):
-                found.append(int(name))
+            pid = int(name)
+            if pid in below or int(pgrp) in wanted or needle in _environ(pid):
+                found.append(pid)
         except (OSError, ValueError):
             continue
     return found
+
+
+def _environ(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
 
 
 def _signal_groups(groups: Sequence[int], sig: signal.Signals) -> None:

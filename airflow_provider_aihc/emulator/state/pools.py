@@ -22,6 +22,10 @@ from .jobs import ACTIVE, Job
 DEFAULT_RESOURCE_POOL_NAME = "emulator-pool"
 SERVERLESS_POOL_ID = "aihc-serverless"
 DEFAULT_GPU = "baidu.com/a800_80g_cgpu"
+#: The resource names every emulator node offers, among those Baidu's clients name
+#: (bce-python-sdk ``job_model.py``; the aihc CLI's ``resourcepool_queue.py``): CPU, memory
+#: (GB), shared memory, RDMA NICs and one GPU model, the A800 80G.
+NODE_RESOURCES = ("cpu", "memory", "sharedMemory", "rdma/hca", DEFAULT_GPU)
 #: When the emulator's pools and queues claim to have been created.
 CREATED_AT = "2024-07-01T08:00:00Z"
 #: The Kubernetes version every pool claims.
@@ -71,6 +75,8 @@ class Pool:
     :param region: e.g. ``cn-beijing``.
     :param nodes: node count.
     :param gpus_per_node: GPUs per node.
+    :param resources: the resource names its nodes offer; a job asking for another is
+        refused at create (``store.py``).
     """
 
     pool_id: str
@@ -80,10 +86,16 @@ class Pool:
     region: str = "cn-beijing"
     nodes: int = 8
     gpus_per_node: int = 8
+    resources: tuple[str, ...] = NODE_RESOURCES
 
     def queue(self, name_or_id: str) -> Queue | None:
         """The queue named (or identified) so, if any."""
         return next((q for q in self.queues if q.answers_to(name_or_id)), None)
+
+    def lacks(self, resources: Iterable[Mapping[str, object]]) -> list[str]:
+        """The names in a job's ``resources`` that the pool's nodes do not offer."""
+        names = (str(resource.get("name")) for resource in resources)
+        return [name for name in dict.fromkeys(names) if name not in self.resources]
 
 
 def default_pools() -> tuple[Pool, ...]:

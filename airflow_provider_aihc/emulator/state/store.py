@@ -17,6 +17,10 @@ AIHC answers:
   pool, a ``queueID`` that names another queue than the job's: ``404 JobNotFound``
   (inferred);
 * a job in a queue the pool lacks: ``400 InvalidParam`` (inferred);
+* a job asking for a resource name the pool's nodes do not offer (a misspelled GPU such as
+  ``baidu.com/a800_80g_gpu``): ``400 InvalidParam`` naming it and the pool's names
+  (inferred: the real platform may also accept such a job and leave it queued for ever;
+  refusing it teaches the mistake at once);
 * a create whose name equals a job that still exists (not deleted, whatever its status)
   in the same pool: ``409 JobAlreadyExists`` (inferred: the name becomes a Kubernetes
   object name, which cannot exist twice);
@@ -111,6 +115,13 @@ class State:
             if queue is None or (pool.serverless and queue.queue_id != request.queue):
                 raise invalid_param(
                     f"queue {request.queue!r} does not exist in resource pool {pool_id!r}"
+                )
+            lacking = pool.lacks(request.resources)
+            if lacking:
+                raise invalid_param(
+                    f"jobSpec.resources[].name {', '.join(map(repr, lacking))} is not offered "
+                    f"by the nodes of resource pool {pool_id!r}; they offer "
+                    f"{', '.join(pool.resources)}"
                 )
             if (pool_id, request.name) in self._names:
                 raise EmulatorError(
