@@ -26,7 +26,7 @@ from airflow_provider_aihc.hooks._calling import (
 from airflow_provider_aihc.hooks._calling import LIST_MAX_PAGES as LIST_MAX_PAGES
 from airflow_provider_aihc.hooks._calling import LIST_PAGE_SIZE as LIST_PAGE_SIZE
 from airflow_provider_aihc.hooks._listing import Where
-from airflow_provider_aihc.hooks._tools import JobToolsHook
+from airflow_provider_aihc.hooks._registry import RegistryHook
 from airflow_provider_aihc.hooks.dialects import check_path_id
 from airflow_provider_aihc.models.build import build_create_request
 from airflow_provider_aihc.models.job import (
@@ -68,7 +68,7 @@ LIST_POOL_NODES = calls.ListPoolNodes.endpoint
 PRIORITIES = ("high", "normal", "low")
 
 
-class AIHCHook(JobToolsHook):
+class AIHCHook(RegistryHook):
     """Talk to Baidu AIHC's job API with ``bce-auth-v1`` signed requests.
 
     :param aihc_conn_id: the ``aihc`` connection: login = Access Key ID, password = Secret
