@@ -174,3 +174,55 @@ def metrics_text(metrics: object, dataset_id: str | None = None) -> str | None:
         raise AIHCValidationError(
             [("model_metrics", f"must hold JSON values only (numbers, text, lists): {err}")]
         ) from None
+
+
+# -- comparing configurations ----------------------------------------------------------------
+# AIHC answers the live ServiceConf with the fields it fills itself (defaults, ids): a
+# configuration is live when every field the wanted one sets has that value in the live one
+# (inferred: no source says which fields DescribeService fills).  Registry passwords are
+# left out of the comparison and the digest: AIHC need not echo them.
+
+#: Keys never compared nor digested (secrets AIHC need not answer back).
+UNCOMPARED_KEYS = frozenset({"password"})
+
+
+def conf_matches(wanted: object, live: object) -> bool:
+    """Whether ``live`` holds every value ``wanted`` sets (mappings: a subset; lists: the
+    same length, item by item; numbers: by value)."""
+    if isinstance(wanted, Mapping):
+        if not isinstance(live, Mapping):
+            return False
+        return all(
+            key in UNCOMPARED_KEYS or value is None or conf_matches(value, live.get(key))
+            for key, value in wanted.items()
+        )
+    if isinstance(wanted, list | tuple):
+        if not isinstance(live, list | tuple) or len(live) != len(wanted):
+            return False
+        return all(conf_matches(w, v) for w, v in zip(wanted, live, strict=True))
+    if isinstance(wanted, bool) or isinstance(live, bool):
+        return wanted == live
+    if isinstance(wanted, int | float) and isinstance(live, int | float):
+        return float(wanted) == float(live)
+    return wanted == live
+
+
+def _comparable(value: object) -> object:
+    if isinstance(value, Mapping):
+        return {
+            str(k): _comparable(v)
+            for k, v in value.items()
+            if k not in UNCOMPARED_KEYS and v is not None
+        }
+    if isinstance(value, list | tuple):
+        return [_comparable(v) for v in value]
+    return value
+
+
+def conf_digest(conf: Mapping[str, Any]) -> str:
+    """A short digest of a configuration (sorted keys, no secrets, no ``None``), for XCom
+    and logs: equal configurations have equal digests."""
+    import hashlib
+
+    text = json.dumps(_comparable(conf), sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
