@@ -34,8 +34,11 @@ from airflow_provider_aihc.exceptions import AIHCValidationError
 
 __all__ = [
     "NAME_RULE",
+    "STUCK_REASONS",
     "check_name",
     "check_percentages",
+    "conf_digest",
+    "conf_matches",
     "metrics_text",
     "raise_problems",
     "service_conf_problems",
@@ -48,6 +51,15 @@ NAME_RULE = (
 )
 _DNS_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
 MAX_CONTAINERS = 10
+#: Instance reasons that do not resolve by waiting (Kubernetes' container waiting reasons,
+#: *inferred* to surface in ``InsStatus.reason`` and the containers' ``reason``).
+STUCK_REASONS = (
+    "CrashLoopBackOff",
+    "ImagePullBackOff",
+    "ErrImagePull",
+    "InvalidImageName",
+    "CreateContainerConfigError",
+)
 Problems = list[tuple[str, str]]
 
 

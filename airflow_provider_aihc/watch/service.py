@@ -11,7 +11,8 @@ when a rollout has ended):
   there are that many of them.
 
 Failed: an instance's or container's reason, or status, names a stuck state
-(:data:`STUCK_REASONS`: Kubernetes reasons, *inferred* to surface there), or the live
+(``models/service_requests.py`` ``STUCK_REASONS``: Kubernetes reasons, *inferred* to
+surface there), or the live
 configuration is neither the expected nor the previous one (someone else changed it).
 ``briefStat.status`` is never decided on: its integer has no published meaning (§0 finding
 4); it is only reported.
@@ -25,20 +26,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import AIHCApiError, AIHCError, AIHCTransportError
-from airflow_provider_aihc.models.service_requests import conf_digest, conf_matches
+from airflow_provider_aihc.models.service_requests import STUCK_REASONS, conf_digest, conf_matches
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
     from airflow_provider_aihc.models.service import ServiceDetail
 
-#: Reasons that do not resolve by waiting (Kubernetes' container waiting reasons).
-STUCK_REASONS = (
-    "CrashLoopBackOff",
-    "ImagePullBackOff",
-    "ErrImagePull",
-    "InvalidImageName",
-    "CreateContainerConfigError",
-)
 DONE, WAITING, FAILED = "done", "waiting", "failed"
 
 
