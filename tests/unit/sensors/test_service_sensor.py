@@ -29,8 +29,8 @@ from airflow_provider_aihc.watch.service import (
 )
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "operators"))
-from operator_helpers import TaskInstanceStub, context_of  # noqa: E402
-from service_helpers import require_actions, use_api_version  # noqa: E402
+from operator_helpers import TaskInstanceStub, context_of
+from service_helpers import require_actions, use_api_version
 
 CONF: dict[str, Any] = {
     "name": "sensed-svc",
@@ -135,9 +135,14 @@ def test_a_stuck_rollout_fails_the_sensor_with_its_reason(services: EmulatorServ
         scenarios.StuckRollout(match="sensed", rollout="create", reason="CrashLoopBackOff")
     )
     service_id = AIHCHook().create_service(CONF)
-    with pytest.raises(AIHCServiceRolloutError, match="CrashLoopBackOff"):
+    sensor, context = _sensor(service_id), context_of(TaskInstanceStub())
+
+    def poke_until_it_fails() -> None:
         for _ in range(20):
-            _sensor(service_id).poke(context_of(TaskInstanceStub()))
+            sensor.poke(context)
+
+    with pytest.raises(AIHCServiceRolloutError, match="CrashLoopBackOff"):
+        poke_until_it_fails()
 
 
 def test_a_timeout_names_the_last_reasons(services: EmulatorServer) -> None:
