@@ -156,7 +156,8 @@ class Backend:
         self.state.set_status(job_id, status, reason, hold)
 
     def reset(self, progression: Progression | None = None) -> None:
-        """Forget jobs, faults, scripts and the request log; optionally change the pace."""
+        """Forget jobs, models, datasets, services, faults, scripts and the request log,
+        restore the flagged choices' defaults; optionally change the pace."""
         self.state.reset(progression)
         self.steering.clear()
 
