@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from baidubce.exception import BceHttpClientError
 from baidubce.services.aihc.aihc_client import AihcClient
 from bce_sdk import bce_client, server_error
 
 from airflow_provider_aihc.emulator import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 
 METRICS = json.dumps({"Results": [{"Metrics": {"loss": 2.13}, "Dataset": {"DatasetId": "ds-1"}}]})
 
@@ -156,3 +158,24 @@ def test_unique_names_is_a_flagged_choice(sdk: AihcClient, server: EmulatorServe
     server.backend.set_choices(unique_names=True)
     error = server_error(lambda: _model(sdk, "twin"))
     assert (error.status_code, error.code) == (409, "ModelAlreadyExists")
+
+
+def test_lost_version_answers_leave_versions_a_retry_can_find(
+    sdk: AihcClient, server: EmulatorServer
+) -> None:
+    """``drop_after`` on CreateModelVersion and CreateDatasetVersion: the version exists,
+    the client saw no answer; a lookup by storage path (all pages) finds it."""
+    model_id = _model(sdk)
+    server.backend.add_fault(scenarios.drop_after(operation="CreateModelVersion"))
+    with pytest.raises(BceHttpClientError):
+        sdk.model.CreateModelVersion(model_id, "models", "/llama/run-7/", "UserUpload")
+    paths = [v.storagePath for v in sdk.model.DescribeModelVersions(model_id).versions]
+    assert "/llama/run-7/" in paths
+    first = {"storagePath": "/d/1/", "mountPath": "/mnt/d"}
+    dataset_id = sdk.dataset.CreateDataset("d", "BOS", "b", "FILE", "ONLY_OWNER", first).id
+    server.backend.add_fault(scenarios.drop_after(operation="CreateDatasetVersion"))
+    with pytest.raises(BceHttpClientError):
+        sdk.dataset.CreateDatasetVersion(dataset_id, "/d/2/", "/mnt/d")
+    found = sdk.dataset.DescribeDatasetVersions(datasetId=dataset_id).versions
+    assert [v.storagePath for v in found] == ["/d/2/", "/d/1/"]
+    assert server.backend.count("CreateDatasetVersion", 0) == 1  # dropped, as logged
