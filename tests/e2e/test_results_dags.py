@@ -57,7 +57,9 @@ def test_five_ways_of_waiting_push_the_same_outputs(
     assert summary["queue_seconds"] is not None
     assert summary["run_seconds"] is not None
     assert summary["accelerator_seconds"] == pytest.approx(2 * 8 * summary["run_seconds"])
-    assert summary["gpu_utilisation_mean"] is None
+    # GpuUsage over the run (None if it ran under a second): the emulator's busy GPU.
+    mean, peak = summary["gpu_utilisation_mean"], summary["gpu_utilisation_max"]
+    assert (mean, peak) == (None, None) or 70 <= mean <= peak <= 99
     for way in WAYS:
         got = pushed[way]
         assert got["result"] == first["result"], way
