@@ -109,9 +109,9 @@ class ServiceOperator(BaseOperator):
                 trigger=AIHCServiceTrigger(
                     service_id, self.aihc_conn_id, expected_conf, instance_count,
                     previous_conf, self.stuck_reasons, self.poll_interval, deadline,
+                    carry=result,
                 ),
                 method_name=DEFER_METHOD_NAME,
-                kwargs={"result": result, "previous_conf": previous_conf},
             )  # fmt: skip
         from airflow_provider_aihc.watch.service import (
             AIHCServiceRolloutError,
@@ -132,16 +132,14 @@ class ServiceOperator(BaseOperator):
             raise
         return {**result, "summary": summary}
 
-    def execute_complete(
-        self,
-        context: Context,
-        event: Mapping[str, Any],
-        result: dict[str, Any],
-        previous_conf: Mapping[str, Any] | None = None,
-    ) -> dict[str, Any]:
+    def execute_complete(self, context: Context, event: Mapping[str, Any]) -> dict[str, Any]:
         """Resume after the trigger: the result on success, else the failure (after
-        :meth:`on_rollout_failure`)."""
+        :meth:`on_rollout_failure`); the result and the previous configuration come back in
+        the event."""
         from airflow_provider_aihc.watch.service import AIHCServiceRolloutError
+
+        result = dict(event.get("carry") or {})
+        previous_conf = event.get("previous_conf")
 
         if event.get("status") == "success":
             self.log.info("AIHC service %s: %s", event.get("service_id"), event.get("message"))

@@ -24,7 +24,7 @@ class AIHCServiceTrigger(BaseTrigger):  # type: ignore[misc]
     """Fire once the service's rollout is done, failed, or past its deadline.
 
     The event is ``{"status": "success" | "failed" | "timeout" | "error", "service_id",
-    "message", "summary"}``.
+    "message", "summary", "carry", "previous_conf"}``.
 
     :param service_id: the service.
     :param aihc_conn_id: the ``aihc`` connection.
@@ -35,6 +35,8 @@ class AIHCServiceTrigger(BaseTrigger):  # type: ignore[misc]
         defaults, ``CrashLoopBackOff``, ``ImagePullBackOff``, ...).
     :param poll_interval: seconds between polls.
     :param deadline: epoch seconds at which the wait ends in ``timeout`` (``None``: never).
+    :param carry: plain values the event hands back untouched (the deferring operator's
+        result so far: Airflow's ``airflow dags test`` does not pass ``defer(kwargs=)`` on).
     """
 
     def __init__(
@@ -47,6 +49,7 @@ class AIHCServiceTrigger(BaseTrigger):  # type: ignore[misc]
         stuck_reasons: Sequence[str] | None = None,
         poll_interval: float = 30.0,
         deadline: float | None = None,
+        carry: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__()  # type: ignore[no-untyped-call]
         self.service_id = service_id
@@ -57,6 +60,7 @@ class AIHCServiceTrigger(BaseTrigger):  # type: ignore[misc]
         self.stuck_reasons = tuple(stuck_reasons) if stuck_reasons is not None else None
         self.poll_interval = poll_interval
         self.deadline = deadline
+        self.carry = dict(carry) if carry is not None else None
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         """The classpath and plain keyword arguments."""
@@ -73,6 +77,7 @@ class AIHCServiceTrigger(BaseTrigger):  # type: ignore[misc]
                 else None,
                 "poll_interval": self.poll_interval,
                 "deadline": self.deadline,
+                "carry": self.carry,
             },
         )
 
@@ -136,5 +141,7 @@ class AIHCServiceTrigger(BaseTrigger):  # type: ignore[misc]
             "service_id": self.service_id,
             "message": message,
             "summary": dict(summary),
+            "carry": self.carry,
+            "previous_conf": self.previous_conf,
         }
         return TriggerEvent(payload)  # type: ignore[no-untyped-call]

@@ -97,7 +97,7 @@ def test_the_trigger_serializes_to_plain_values_that_rebuild_it() -> None:
     arguments = {
         "service_id": "s-1", "aihc_conn_id": "aihc_prod", "expected_conf": CONF,
         "instance_count": 2, "previous_conf": {"name": "x"}, "stuck_reasons": ["Oops"],
-        "poll_interval": 5.0, "deadline": 1_700_000_000.5,
+        "poll_interval": 5.0, "deadline": 1_700_000_000.5, "carry": {"service_id": "s-1"},
     }  # fmt: skip
     assert set(arguments) == set(inspect.signature(AIHCServiceTrigger).parameters)
     classpath, kwargs = AIHCServiceTrigger(**arguments).serialize()  # type: ignore[arg-type]
