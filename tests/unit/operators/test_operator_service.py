@@ -232,3 +232,31 @@ def test_bad_input_names_the_field_before_any_request(
         make().execute(context_of(TaskInstanceStub()))
     assert field in str(refused.value)
     assert total(aihc_emulator) == 0
+
+
+def test_deferred_a_stuck_rollout_is_reverted_when_the_task_resumes(
+    services: EmulatorServer,
+) -> None:
+    import asyncio
+
+    from airflow_provider_aihc.version_compat import TaskDeferred
+
+    service_id = _deployed()
+    before = AIHCHook().get_service(service_id).service["containers"][0]["image"]["imageUrl"]
+    services.backend.add_script(scenarios.StuckRollout(match="ranker", reason="CrashLoopBackOff"))
+    op = _update(service_id, image="registry.example/ranker:bad", on_failure="revert",
+                 deferrable=True, poll_interval=0.01)  # fmt: skip
+    context = context_of(TaskInstanceStub(task_id="roll"))
+    with pytest.raises(TaskDeferred) as deferred:
+        op.execute(context)
+
+    async def fire() -> list[Any]:
+        return [event.payload async for event in deferred.value.trigger.run()]
+
+    [event] = asyncio.run(fire())
+    assert event["status"] == "failed"
+    with pytest.raises(AIHCServiceRolloutError, match="CrashLoopBackOff"):
+        op.execute_complete(context, event)
+    live = AIHCHook().get_service(service_id).service
+    assert live["containers"][0]["image"]["imageUrl"] == before
+    assert sent(services, "ModifyService") == 2
