@@ -247,3 +247,49 @@ def test_an_id_that_could_escape_is_refused(v2_hook: AIHCHook, wire: Spy, path_i
     with pytest.raises(AIHCConfigError, match="service_id"):
         v2_hook.get_service(path_id)
     assert sent == []
+
+
+# Every model and dataset request the hook makes, held to bce-openapi-meta's definitions
+# (HEAD 11913e343072 schema/aihc/*.json, as the emulator's copy of them lists them): the
+# method, each argument in its place (query or body), every required argument present.
+REGISTRY_CALLS: list[Callable[[AIHCHook], Any]] = [
+    lambda h: h.create_dataset(
+        {"name": "d", "storageType": "PFS", "storageInstance": "pfs-1", "importFormat": "FOLDER",
+         "visibilityScope": "ONLY_OWNER", "initVersionEntry": {"storagePath": "/d",
+                                                                "mountPath": "/m"}}
+    ),
+    lambda h: h.create_dataset_version("ds-1", "/d", "/mnt/d", "why"),
+    lambda h: h.list_datasets("d"),
+    lambda h: h.list_dataset_versions("ds-1"),
+    lambda h: h.create_model(
+        {"name": "m", "modelFormat": "HuggingFace",
+         "initVersionEntry": {"source": "UserUpload", "storageBucket": "b", "storagePath": "/p"}}
+    ),
+    lambda h: h.create_model_version(
+        "m-1", {"storageBucket": "b", "storagePath": "/p", "source": "UserUpload",
+                "modelMetrics": "{}", "description": "x"}
+    ),
+    lambda h: h.list_models("m"),
+    lambda h: h.list_model_versions("m-1"),
+    lambda h: h.get_model_version("m-1", "v-1"),
+    lambda h: h.delete_model_version("m-1", "v-1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("call", REGISTRY_CALLS)
+def test_model_and_dataset_requests_follow_baidus_definitions(
+    v2_hook: AIHCHook, wire: Spy, call: Callable[[AIHCHook], Any]
+) -> None:
+    from airflow_provider_aihc.emulator.dialects.v2.definitions import ACTIONS
+
+    sent = _sent(v2_hook, wire, call)
+    query = {k: v[0] for k, v in _query(sent).items()}
+    action = query.pop("action")
+    method, params = ACTIONS[action]
+    assert sent.method == method
+    places = {p.name: p.position for p in params}
+    body = _body(sent) or {}
+    assert {k: places.get(k) for k in query} == dict.fromkeys(query, "QUERY")
+    assert {k: places.get(k) for k in body} == dict.fromkeys(body, "BODY")
+    required = {p.name for p in params if p.required}
+    assert required <= set(query) | set(body)
