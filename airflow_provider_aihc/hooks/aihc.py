@@ -7,7 +7,8 @@ and :meth:`asend`) sends any declared call.  The public methods below are each o
 over those.  The connection extra ``api_version`` picks the dialect (``hooks/dialects``):
 ``v1`` (the default) sends the v1 paths, ``v2`` the matching actions (``POST /?action=…``);
 the methods, their arguments and typed results are the same.  The job tools (metrics,
-nodes, the web terminal, batch stop, a pool's nodes) are in ``hooks/_tools.py``.
+nodes, the web terminal, batch stop, a pool's nodes) are in ``hooks/_tools.py``; the
+model registry, datasets and online services (v2 only) in ``hooks/_registry.py``.
 """
 
 from __future__ import annotations
