@@ -42,6 +42,8 @@ __all__ = [
     "metrics_text",
     "raise_problems",
     "service_conf_problems",
+    "with_secrets_of",
+    "without_secrets",
 ]
 
 NAME_PATTERN = re.compile(r"^[a-z](?:[a-z0-9-]{0,48}[a-z0-9])?$")
@@ -238,3 +240,31 @@ def conf_digest(conf: Mapping[str, Any]) -> str:
 
     text = json.dumps(_comparable(conf), sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def without_secrets(conf: Mapping[str, Any]) -> dict[str, Any]:
+    """``conf`` without its registry passwords (:data:`UNCOMPARED_KEYS`): what a trigger
+    may carry (Airflow stores its arguments); the comparison never reads them anyway."""
+    cleaned = _comparable(conf)
+    assert isinstance(cleaned, dict)
+    return cleaned
+
+
+def with_secrets_of(conf: Mapping[str, Any], source: Mapping[str, Any]) -> dict[str, Any]:
+    """``conf`` with each container's ``image.password`` taken from the container of the
+    same name in ``source`` where ``conf`` has none (a configuration a trigger carried)."""
+    filled: dict[str, Any] = json.loads(json.dumps(conf, default=str))
+    passwords = {
+        c.get("name"): c["image"]["password"]
+        for c in source.get("containers") or []
+        if isinstance(c, Mapping)
+        and isinstance(c.get("image"), Mapping)
+        and c["image"].get("password")
+    }
+    for container in filled.get("containers") or []:
+        image = container.get("image") if isinstance(container, dict) else None
+        if isinstance(image, dict) and not image.get("password"):
+            password = passwords.get(container.get("name"))
+            if password:
+                image["password"] = password
+    return filled

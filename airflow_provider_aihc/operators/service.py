@@ -340,8 +340,13 @@ class AIHCUpdateServiceOperator(ServiceOperator):
                 "earlier try, whose previous configuration is unknown here", self.service_id,
             )  # fmt: skip
             return
+        from airflow_provider_aihc.models.service_requests import with_secrets_of
+
         description = f"airflow revert of change {result.get('change_id') or '?'}"
-        self.hook.modify_service(self.service_id, previous_conf, description)
+        # A configuration the trigger carried lost its registry passwords: the live
+        # service's (the same registry, as a patch keeps it) are put back in.
+        live = self.hook.get_service(self.service_id).service
+        self.hook.modify_service(self.service_id, with_secrets_of(previous_conf, live), description)
         self.log.warning(
             "Rollout of AIHC service %s failed (%s); reverted to its previous configuration "
             "%s", self.service_id, why, result.get("previous_conf_digest"),

@@ -260,3 +260,36 @@ def test_deferred_a_stuck_rollout_is_reverted_when_the_task_resumes(
     live = AIHCHook().get_service(service_id).service
     assert live["containers"][0]["image"]["imageUrl"] == before
     assert sent(services, "ModifyService") == 2
+
+
+def test_no_registry_password_reaches_the_trigger_or_the_result_and_a_revert_keeps_it(
+    services: EmulatorServer,
+) -> None:
+    import asyncio
+
+    from airflow_provider_aihc.version_compat import TaskDeferred
+
+    secret = "reg-pass-9f3e1c"
+    conf = copy.deepcopy(CONF)
+    conf["containers"][0]["image"].update(username="puller", password=secret)
+    service_id = _deploy(service_conf=conf).execute(context_of(TaskInstanceStub()))["service_id"]
+    services.backend.add_script(scenarios.StuckRollout(match="ranker"))
+    op = _update(service_id, image="registry.example/ranker:bad", on_failure="revert",
+                 deferrable=True, poll_interval=0.01)  # fmt: skip
+    context = context_of(TaskInstanceStub(task_id="roll"))
+    with pytest.raises(TaskDeferred) as deferred:
+        op.execute(context)
+    trigger = deferred.value.trigger
+    assert secret not in repr(trigger.serialize())
+
+    async def fire() -> list[Any]:
+        return [event.payload async for event in trigger.run()]
+
+    [event] = asyncio.run(fire())
+    assert secret not in repr(event)
+    with pytest.raises(AIHCServiceRolloutError) as failed:
+        op.execute_complete(context, event)
+    assert secret not in str(failed.value)
+    image = AIHCHook().get_service(service_id).service["containers"][0]["image"]
+    assert image["imageUrl"] == "registry.example/ranker:1"
+    assert image.get("password") == secret  # the revert did not drop it
