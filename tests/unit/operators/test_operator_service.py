@@ -293,3 +293,15 @@ def test_no_registry_password_reaches_the_trigger_or_the_result_and_a_revert_kee
     image = AIHCHook().get_service(service_id).service["containers"][0]["image"]
     assert image["imageUrl"] == "registry.example/ranker:1"
     assert image.get("password") == secret  # the revert did not drop it
+
+
+def test_a_rendered_registry_password_is_masked() -> None:
+    from airflow_provider_aihc.version_compat import redact
+
+    secret = "rendered-pass-41c7a2"
+    conf = copy.deepcopy(CONF)
+    conf["containers"][0]["image"]["password"] = "{{ params.registry_password }}"
+    op = _deploy(service_conf=conf)
+    op.render_template_fields({"params": {"registry_password": secret}})
+    assert op.service_conf["containers"][0]["image"]["password"] == secret
+    assert redact(f"pull with {secret}") == "pull with ***"
