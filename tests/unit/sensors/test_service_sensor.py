@@ -184,3 +184,42 @@ def test_deferred_a_deadline_fires_timeout_with_the_last_reasons(services: Emula
     assert "of 7 instances available" in event["message"]
     with pytest.raises(AirflowSensorTimeout):
         _sensor(service_id).execute_complete(context_of(TaskInstanceStub()), event)
+
+
+def test_rescheduled_each_poke_starts_afresh_and_still_ends(services: EmulatorServer) -> None:
+    """Reschedule mode rebuilds the sensor for every poke: nothing is carried over."""
+    service_id = AIHCHook().create_service(CONF)
+    for _ in range(20):
+        sensor = _sensor(service_id, mode="reschedule")
+        if done := sensor.poke(context_of(TaskInstanceStub())):
+            break
+    assert done.xcom_value["brief_stat"]["availableIns"] == 2  # type: ignore[union-attr]
+
+
+def test_a_trigger_taken_over_mid_wait_resumes_from_its_serialized_form(
+    services: EmulatorServer,
+) -> None:
+    """A triggerer that dies mid-wait: the next one rebuilds the trigger from what Airflow
+    stored and polls on; the trigger only reads, so nothing is sent twice."""
+    service_id = AIHCHook().create_service(CONF)
+    first = AIHCServiceTrigger(service_id, expected_conf=CONF, poll_interval=0.01)
+
+    async def one_poll_then_die() -> None:
+        runner = first.run().__aiter__()
+        task = asyncio.ensure_future(runner.__anext__())
+        await asyncio.sleep(0)  # started, then the triggerer goes away
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(one_poll_then_die())
+    _, kwargs = first.serialize()
+    taken_over = AIHCServiceTrigger(**kwargs)
+
+    async def fire() -> list[Any]:
+        return [event.payload async for event in taken_over.run()]
+
+    [event] = asyncio.run(fire())
+    assert event["status"] == "success"
+    counts = services.backend.counts()
+    assert set(counts) <= {"CreateService", "DescribeService"}
