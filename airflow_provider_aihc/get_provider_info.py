@@ -134,19 +134,29 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": integration,
-                "python-modules": ["airflow_provider_aihc.operators.aihc"],
+                "python-modules": [
+                    "airflow_provider_aihc.operators.aihc",
+                    "airflow_provider_aihc.operators.model_registry",
+                    "airflow_provider_aihc.operators.service",
+                ],
             }
         ],
         "sensors": [
             {
                 "integration-name": integration,
-                "python-modules": ["airflow_provider_aihc.sensors.aihc"],
+                "python-modules": [
+                    "airflow_provider_aihc.sensors.aihc",
+                    "airflow_provider_aihc.sensors.service",
+                ],
             }
         ],
         "triggers": [
             {
                 "integration-name": integration,
-                "python-modules": ["airflow_provider_aihc.triggers.aihc"],
+                "python-modules": [
+                    "airflow_provider_aihc.triggers.aihc",
+                    "airflow_provider_aihc.triggers.service",
+                ],
             }
         ],
         "task-decorators": TASK_DECORATORS,

@@ -16,11 +16,14 @@ from typing import Any
 from .dialects.common import iso
 from .dialects.create import parse_create
 from .dialects.v1 import render as v1
-from .state.errors import EmulatorError
+from .state.catalog import Entry
+from .state.choices import TOKEN_MISMATCH, Choices
+from .state.errors import EmulatorError, invalid_param
 from .state.execute import ExecuteSettings, Executor
 from .state.jobs import Clock, Job, Progression
 from .state.pods import all_labels
 from .state.pools import Pool
+from .state.services import Service
 from .state.store import State
 from .steering import Steering
 from .steering.requestlog import RequestLog, RequestRecord
@@ -55,6 +58,7 @@ class Backend:
             clock=clock,
             execute=execute,
             on_create=self.steering.bind_script,
+            on_rollout=self.steering.bind_service_script,
         )
 
     # ---- the state's settings ------------------------------------------------------------
@@ -152,7 +156,8 @@ class Backend:
         self.state.set_status(job_id, status, reason, hold)
 
     def reset(self, progression: Progression | None = None) -> None:
-        """Forget jobs, faults, scripts and the request log; optionally change the pace."""
+        """Forget jobs, models, datasets, services, faults, scripts and the request log,
+        restore the flagged choices' defaults; optionally change the pace."""
         self.state.reset(progression)
         self.steering.clear()
 
@@ -187,6 +192,64 @@ class Backend:
         """One job's state; ``KeyError`` when it does not exist."""
         return self.state.inspect(job_id, job_state)
 
+    # ---- models, datasets, services (no poll, no wire shape) ---------------------------------
+
+    @property
+    def choices(self) -> Choices:
+        """The flagged choices where the sources say nothing (``state/choices.py``)."""
+        return self.state.choices
+
+    def set_choices(
+        self, *, unique_names: bool | None = None, token_mismatch: str | None = None
+    ) -> Choices:
+        """Change the flagged choices (``None`` keeps one); back to defaults on reset.
+
+        :param unique_names: refuse a second model, dataset or service of one name (409).
+        :param token_mismatch: ``replay`` or ``error`` for a reused ``clientToken``.
+        """
+        if unique_names is not None:
+            self.state.choices.unique_names = bool(unique_names)
+        if token_mismatch is not None:
+            if token_mismatch not in TOKEN_MISMATCH:
+                raise invalid_param(f"token_mismatch must be one of {', '.join(TOKEN_MISMATCH)}")
+            self.state.choices.token_mismatch = token_mismatch  # type: ignore[assignment]
+        return self.state.choices
+
+    def registry_counts(self) -> dict[str, int]:
+        """How many models, model versions, datasets, dataset versions, services and
+        service changelog records there are."""
+        models, model_versions = self.state.models.count()
+        datasets, dataset_versions = self.state.datasets.count()
+        services, changes = self.state.services.count()
+        return {
+            "models": models,
+            "modelVersions": model_versions,
+            "datasets": datasets,
+            "datasetVersions": dataset_versions,
+            "services": services,
+            "serviceChanges": changes,
+        }
+
+    def models(self) -> list[dict[str, Any]]:
+        """Every model with its versions (:func:`entry_state`), newest first."""
+        return self.state.models.page(
+            entry_state, wanted=lambda e: True, page_no=1, page_size=None
+        ).items
+
+    def datasets(self) -> list[dict[str, Any]]:
+        """Every dataset with its versions (:func:`entry_state`), newest first."""
+        return self.state.datasets.page(
+            entry_state, wanted=lambda e: True, page_no=1, page_size=None
+        ).items
+
+    def services(self) -> list[dict[str, Any]]:
+        """Every service's state (:func:`service_state`), oldest first; never a poll."""
+        return self.state.services.snapshot(service_state)
+
+    def service(self, service_id: str) -> dict[str, Any]:
+        """One service's state; ``404 ServiceNotFound`` (an :class:`EmulatorError`)."""
+        return self.state.services.inspect(service_id, service_state)
+
     def jobs_with_labels(self, labels: Mapping[str, str]) -> list[dict[str, Any]]:
         """The jobs whose labels include every given key and value."""
         wanted = dict(labels).items()
@@ -209,6 +272,47 @@ def job_state(job: Job) -> dict[str, Any]:
         "polls": job.gets,
         "logLines": job.runner.line_count() if job.runner else len(job.log.entries),
         "body": job.request.body,
+    }
+
+
+def entry_state(entry: Entry) -> dict[str, Any]:
+    """The emulator's own view of a model or dataset: not a wire shape."""
+    return {
+        "id": entry.entry_id,
+        "name": entry.name,
+        "attrs": dict(entry.attrs),
+        "versions": [{"id": v.version_id, "version": v.label, **v.attrs} for v in entry.versions],
+    }
+
+
+def service_state(service: Service) -> dict[str, Any]:
+    """The emulator's own view of a service (tests, the control API): not a wire shape."""
+    return {
+        "serviceId": service.service_id,
+        "name": service.name,
+        "phase": service.phase(),
+        "revision": service.revision,
+        "polls": service.polls,
+        "conf": service.conf,
+        "instances": [
+            {
+                "instanceId": i.instance_id,
+                "revision": i.revision,
+                "ready": i.ready,
+                "blocked": i.blocked,
+                "reason": i.stuck,
+            }
+            for i in service.instances
+        ],
+        "changes": [
+            {
+                "changeId": c.change_id,
+                "prev": c.prev,
+                "changeType": c.change_type,
+                "description": c.description,
+            }
+            for c in service.changes
+        ],
     }
 
 

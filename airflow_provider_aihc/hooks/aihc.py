@@ -7,7 +7,8 @@ and :meth:`asend`) sends any declared call.  The public methods below are each o
 over those.  The connection extra ``api_version`` picks the dialect (``hooks/dialects``):
 ``v1`` (the default) sends the v1 paths, ``v2`` the matching actions (``POST /?action=…``);
 the methods, their arguments and typed results are the same.  The job tools (metrics,
-nodes, the web terminal, batch stop, a pool's nodes) are in ``hooks/_tools.py``.
+nodes, the web terminal, batch stop, a pool's nodes) are in ``hooks/_tools.py``; the
+model registry, datasets and online services (v2 only) in ``hooks/_registry.py``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from airflow_provider_aihc.hooks._calling import (
 from airflow_provider_aihc.hooks._calling import LIST_MAX_PAGES as LIST_MAX_PAGES
 from airflow_provider_aihc.hooks._calling import LIST_PAGE_SIZE as LIST_PAGE_SIZE
 from airflow_provider_aihc.hooks._listing import Where
-from airflow_provider_aihc.hooks._tools import JobToolsHook
+from airflow_provider_aihc.hooks._registry import RegistryHook
 from airflow_provider_aihc.hooks.dialects import check_path_id
 from airflow_provider_aihc.models.build import build_create_request
 from airflow_provider_aihc.models.job import (
@@ -68,7 +69,7 @@ LIST_POOL_NODES = calls.ListPoolNodes.endpoint
 PRIORITIES = ("high", "normal", "low")
 
 
-class AIHCHook(JobToolsHook):
+class AIHCHook(RegistryHook):
     """Talk to Baidu AIHC's job API with ``bce-auth-v1`` signed requests.
 
     :param aihc_conn_id: the ``aihc`` connection: login = Access Key ID, password = Secret

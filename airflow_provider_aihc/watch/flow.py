@@ -17,15 +17,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from airflow_provider_aihc.exceptions import AIHCError
-from airflow_provider_aihc.hooks.calls import GetJob, GetJobEvents, GetJobInfo, GetPodLogs, StopJob
+from airflow_provider_aihc.hooks.calls import (
+    GetJob,
+    GetJobEvents,
+    GetJobInfo,
+    GetJobMetrics,
+    GetPodLogs,
+    StopJob,
+)
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks._base import Call as HookCall
     from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 __all__ = [
-    "Call", "Flow", "GetJob", "GetJobEvents", "GetJobInfo", "GetPodLogs", "Log", "Sleep",
-    "StopJob", "adrive", "drive", "grid_sleep",
+    "Call", "Flow", "GetJob", "GetJobEvents", "GetJobInfo", "GetJobMetrics", "GetPodLogs",
+    "Log", "Sleep", "StopJob", "adrive", "drive", "grid_sleep",
 ]  # fmt: skip
 
 T = TypeVar("T")
@@ -47,7 +54,7 @@ class Sleep:
     seconds: float
 
 
-Call = GetJob | GetJobInfo | GetPodLogs | GetJobEvents | StopJob
+Call = GetJob | GetJobInfo | GetPodLogs | GetJobEvents | StopJob | GetJobMetrics
 #: A watch step: yields calls and pauses, is sent each call's answer (or its AIHCError).
 Flow = Generator[Call | Sleep, Any, T]
 

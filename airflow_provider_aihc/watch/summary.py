@@ -10,13 +10,14 @@ rescheduled or deferred) ends in the worker with a :class:`~.event.JobEvent`; fr
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import AIHCError, AIHCResultError
-from airflow_provider_aihc.watch.flow import Flow, GetJobInfo, Log, drive
+from airflow_provider_aihc.watch.flow import Flow, GetJobInfo, GetJobMetrics, Log, drive
 from airflow_provider_aihc.watch.results import Outputs, OutputSpec, first_replica, read_outputs
 
 if TYPE_CHECKING:
@@ -38,15 +39,19 @@ STATS_GAUGES = ("queue_seconds", "run_seconds", "accelerator_seconds", "restarts
 
 
 def summarize(
-    job: JobInfo | None, job_id: str, outputs: Outputs, reason: str | None
+    job: JobInfo | None,
+    job_id: str,
+    outputs: Outputs,
+    reason: str | None,
+    gpu: tuple[float | None, float | None] = (None, None),
 ) -> dict[str, Any]:
     """The ``job_summary`` of an ended job; a time AIHC did not give is ``None``, and so
     is every number computed from it (never a made-up one).
 
     ``accelerators_per_replica`` counts the GPU resources (names containing ``gpu``, as
     ``baidu.com/a800_80g_cgpu``) of one replica; ``accelerator_seconds`` is replicas ×
-    their sum × ``run_seconds``.  ``gpu_utilisation_mean``/``_max`` stay ``None``: the
-    provider does not read AIHC's job-metrics endpoint yet.
+    their sum × ``run_seconds``.  ``gpu_utilisation_mean``/``_max`` are ``gpu``
+    (:func:`gpu_utilisation`: percent, from AIHC's job metrics), ``None`` when unread.
     """
     created = job.created_at if job else None
     running = job.running_at if job else None
@@ -75,9 +80,48 @@ def summarize(
         "accelerator_seconds": accelerator_seconds,
         "restarts": sum(pod.restart_count for pod in pods) if job else None,
         "metrics": dict(outputs.metrics),
-        "gpu_utilisation_mean": None,
-        "gpu_utilisation_max": None,
+        "gpu_utilisation_mean": gpu[0],
+        "gpu_utilisation_max": gpu[1],
     }
+
+
+#: The most samples one GPU-utilisation read asks for: its ``timeStep`` grows with the
+#: job's run so that one request covers it (bounded: one request per ended job).
+GPU_MAX_SAMPLES = 300
+#: The least ``timeStep`` asked for, in seconds (AIHC's default is 5 minutes).
+GPU_MIN_STEP_SECONDS = 60
+
+
+def gpu_utilisation(
+    job_id: str, job: JobInfo, pool: str | None, log: Log, queue_id: str | None = None
+) -> Flow[tuple[float | None, float | None]]:
+    """Mean and max ``GpuUsage`` (percent) of a job's run, from one DescribeJobMetrics
+    (v2) or job-metrics (v1) request over its run, read in both answer shapes (v1: each
+    pod's series; v2: one sample or a series: ``models/job_tools.py``).  ``(None, None)``
+    for a job that never ran or has no GPUs, or when the metrics cannot be read (logged).
+    """
+    started = job.running_at
+    if started is None or not sum(_accelerators(job).values()):
+        return None, None
+    # Whole seconds within the run: a sample from before it started or after it ended
+    # would count an idle GPU as the job's.  AIHC's times may be cut to whole seconds, so
+    # the run began up to a second after the time it gives.
+    begin = math.floor(started.timestamp()) + 1
+    end = math.floor(job.finished_at.timestamp() if job.finished_at else time.time())
+    if end < begin:
+        return None, None  # ran for less than a second
+    step = max(GPU_MIN_STEP_SECONDS, math.ceil((end - begin) / GPU_MAX_SAMPLES))
+    answer = yield GetJobMetrics(
+        job_id, job.resource_pool_id or pool, metric_type="GpuUsage",
+        start_time=str(begin), end_time=str(end), time_step=str(step), queue_id=queue_id,
+    )  # fmt: skip
+    if isinstance(answer, AIHCError):
+        log.warning("Could not read the GPU use of AIHC job %s (%s)", job_id, answer)
+        return None, None
+    values = [float(point.value) for point in answer.points]
+    if not values:
+        return None, None
+    return round(sum(values) / len(values), 2), round(max(values), 2)
 
 
 def collect(
@@ -122,7 +166,8 @@ def collect(
             raise
         except AIHCError as err:
             log.warning("Could not read the log of AIHC pod %s for results (%s)", pod, err)
-    return summarize(job, job_id, outputs, reason), outputs, job
+    gpu = yield from gpu_utilisation(job_id, job, pool, log, queue_id)
+    return summarize(job, job_id, outputs, reason, gpu), outputs, job
 
 
 def deliver(

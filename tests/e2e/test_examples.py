@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -35,8 +36,33 @@ def test_every_example_dag_parses_without_import_errors():
     )
 
 
-def test_scheduled_retraining_trains_evaluates_and_promotes(aihc_emulator, run_dag):
-    run = run_dag("aihc_scheduled_retraining", dags_folder=EXAMPLES_DIR, env=EXAMPLE_ENV)
+#: The online service the retraining example rolls (it exists before the DAG runs).
+SERVICE_CONF = {
+    "name": "clicks-ranker",
+    "acceleratorType": "A100",
+    "workloadType": "",
+    "instanceCount": 2,
+    "resourcePool": {"resourcePoolId": "cce-emulator0", "queueName": "default"},
+    "containers": [
+        {"name": "server", "cpus": 4, "memory": 16, "acceleratorCount": 1,
+         "image": {"imageType": 2, "imageUrl": "registry.example/ranker-server:1"}}
+    ],
+}  # fmt: skip
+
+
+def test_scheduled_retraining_closes_the_loop_onto_the_service(aihc_emulator, run_dag, monkeypatch):
+    from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+    conn = aihc_emulator.connection(api_version="v2").json
+    monkeypatch.setenv("AIRFLOW_CONN_AIHC_DEFAULT", conn)
+    hook = AIHCHook()
+    service_id = hook.create_service(SERVICE_CONF)
+    run = run_dag(
+        "aihc_scheduled_retraining",
+        dags_folder=EXAMPLES_DIR,
+        env={**EXAMPLE_ENV, "AIRFLOW_CONN_AIHC_DEFAULT": conn},
+        conf=json.dumps({"service_id": service_id}),
+    )
 
     assert run.succeeded, run.output[-4000:]
     [job] = aihc_emulator.backend.jobs()
@@ -46,6 +72,18 @@ def test_scheduled_retraining_trains_evaluates_and_promotes(aihc_emulator, run_d
     assert "lm loss" in run.output  # the training log reached the task log
     assert re.search(r"Final loss [0-9.]+; promoting below 11", run.output)  # from `metrics`
     assert "GPU-hours" in run.output  # the sensor's job summary line
+    # The loop's end: one dataset version, one model version carrying the final loss and
+    # the dataset version, and the service rolled once onto that version's path.
+    [dataset] = hook.list_datasets("clicks")
+    [data_version] = hook.list_dataset_versions(dataset.id)
+    [model] = hook.list_models("clicks-ranker")
+    [version] = hook.list_model_versions(model.id)
+    [result] = json.loads(version.model_metrics)["Results"]
+    assert set(result["Metrics"]) == {"loss"}
+    assert result["Dataset"] == {"DatasetId": data_version.id}
+    envs = hook.get_service(service_id).service["containers"][0]["envs"]
+    assert envs["AIHC_MODEL_PATH"] == f"bos://clicks-models/{version.storage_path.lstrip('/')}"
+    assert aihc_emulator.backend.counts().get("ModifyService") == 1
 
 
 def test_sweep_runs_one_job_per_learning_rate_and_picks_the_best(aihc_emulator, run_dag):

@@ -38,10 +38,19 @@ def _uris() -> list[str]:
 
 def _operator_classes() -> dict[str, type]:
     from airflow_provider_aihc.operators import aihc as operators
+    from airflow_provider_aihc.operators import model_registry, service
     from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
+    from airflow_provider_aihc.sensors.service import AIHCServiceSensor
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 
     return {
+        "AIHCCreateDatasetVersionOperator": model_registry.AIHCCreateDatasetVersionOperator,
+        "AIHCRegisterModelVersionOperator": model_registry.AIHCRegisterModelVersionOperator,
+        "AIHCDeployServiceOperator": service.AIHCDeployServiceOperator,
+        "AIHCUpdateServiceOperator": service.AIHCUpdateServiceOperator,
+        "AIHCScaleServiceOperator": service.AIHCScaleServiceOperator,
+        "AIHCDeleteServiceOperator": service.AIHCDeleteServiceOperator,
+        "AIHCServiceSensor": AIHCServiceSensor,
         "AIHCCreateJobOperator": operators.AIHCCreateJobOperator,
         "AIHCStopJobOperator": operators.AIHCStopJobOperator,
         "AIHCDeleteJobOperator": operators.AIHCDeleteJobOperator,
@@ -64,6 +73,15 @@ EXPECTED = {
     "docs/results.md": {"train": "AIHCCreateJobOperator", "promote": "function"},
     "docs/taskflow.md": {"train": "function", "fit": "function", "test_my_dag": "function"},
     "docs/hook.md": {"gpu_usage": "function"},
+    "docs/operators/create_dataset_version.md": {
+        "data_version": "AIHCCreateDatasetVersionOperator"},
+    "docs/operators/register_model_version.md": {
+        "model_version": "AIHCRegisterModelVersionOperator"},
+    "docs/operators/deploy_service.md": {"deploy": "AIHCDeployServiceOperator"},
+    "docs/operators/update_service.md": {"roll": "AIHCUpdateServiceOperator"},
+    "docs/operators/scale_delete_service.md": {
+        "night": "AIHCScaleServiceOperator", "gone": "AIHCDeleteServiceOperator"},
+    "docs/sensors/service_sensor.md": {"ready": "AIHCServiceSensor"},
 }  # fmt: skip
 
 

@@ -139,6 +139,9 @@ class App:
             response = self._answer(request, route, params, path_known, request_id)
             if fault is not None and fault.kind == "drop_after":
                 response.drop = True
+            elif fault is not None and fault.kind == "error_after":
+                error = EmulatorError(fault.status, fault.code, fault.message)
+                response = error_response(error, request_id)
             elif fault is not None and fault.kind == "delay":
                 response.delay = fault.seconds
         kind = fault.kind if fault is not None and fault.kind != "passthrough" else None

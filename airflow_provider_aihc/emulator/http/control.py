@@ -5,17 +5,27 @@ POST    ``/_emulator/faults``             a fault or a list, e.g. ``{"kind": "er
                                           "status": 503, "operation": "CreateJob", "times": 2}``
                                           (kinds: ``error``, ``throttle`` (``retry_after``),
                                           ``drop_before``, ``drop_after``, ``delay``
-                                          (``seconds``), ``malformed``, ``passthrough``)
+                                          (``seconds``), ``malformed``, ``passthrough``,
+                                          ``error_after`` (act, then a 5xx))
 POST    ``/_emulator/scripts``            a script or a list: ``{"kind": "fail", "match":
                                           "train", "reason": "CUDA OOM",
                                           "after_running_polls": 2}``, ``{"kind": "hold",
                                           "status": "Running"}``, ``{"kind": "status",
                                           "status": "Weird"}``
+POST    ``/_emulator/scripts``            service scripts too: ``{"kind": "rollout_stuck",
+                                          "match": "svc", "reason": "CrashLoopBackOff",
+                                          "rollout": "modify"}``, ``{"kind":
+                                          "silent_revert", "after_polls": 1}``
+POST    ``/_emulator/choices``            the flagged choices (``state/choices.py``):
+                                          ``{"unique_names": true, "token_mismatch":
+                                          "error"}``
 POST    ``/_emulator/reset``              forget everything; optional ``{"progression":
                                           {"polls_per_status": 1, ...}}``
 POST    ``/_emulator/progression``        change the pace: the fields of ``Progression``
 GET     ``/_emulator/state``              ``{jobs: [...], requests: {op: n}, pendingFaults,
-                                          pendingScripts, progression}``
+                                          pendingScripts, progression, registry: {models,
+                                          modelVersions, datasets, datasetVersions,
+                                          services, serviceChanges}, choices}``
 GET     ``/_emulator/jobs/{id}``          one job's state (what ``AIHCJobLink`` opens when the
                                           connection points at the emulator)
 POST    ``/_emulator/jobs/{id}/status``   ``{"status": "Failed", "reason": "...",
@@ -220,7 +230,19 @@ def _state(backend: Backend, body: Any) -> Payload:
         "pendingFaults": backend.faults.pending(),
         "pendingScripts": backend.scripts.pending(),
         "progression": asdict(backend.progression),
+        "registry": backend.registry_counts(),
+        "choices": asdict(backend.choices),
     }
+
+
+def _choices(backend: Backend, body: Any) -> Payload:
+    if not isinstance(body, dict) or set(body) - {"unique_names", "token_mismatch"}:
+        raise invalid_param("choices take unique_names (bool) and token_mismatch (replay|error)")
+    unique = body.get("unique_names")
+    if unique is not None and not isinstance(unique, bool):
+        raise invalid_param("unique_names must be true or false")
+    backend.set_choices(unique_names=unique, token_mismatch=body.get("token_mismatch"))
+    return {"choices": asdict(backend.choices)}
 
 
 def _job_status(job_id: str) -> Callable[[Backend, Any], Payload]:
@@ -239,6 +261,7 @@ _ACTIONS: dict[tuple[str, str], Callable[[Backend, Any], Payload]] = {
     ("POST", "scripts"): _scripts,
     ("POST", "reset"): _reset,
     ("POST", "progression"): _progression,
+    ("POST", "choices"): _choices,
     ("GET", "state"): _state,
 }
 

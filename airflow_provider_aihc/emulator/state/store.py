@@ -42,6 +42,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
 
 from . import jobs as jobmod
+from .catalog import Catalog
+from .choices import Choices
 from .errors import EmulatorError, invalid_param, not_found
 from .events import Event, job_events, pod_events
 from .execute import ExecuteSettings, Executor, JobRun
@@ -49,6 +51,7 @@ from .jobs import PRIORITIES, Clock, Job, JobFilter, Progression
 from .paging import LogPage, Page, check_page, sort_key
 from .pods import PodRef, find_pod, is_placed, node_name, pod_context, pods_of
 from .pools import Pool, PoolUsage, Queue, allocated, default_pools, usage
+from .services import OnRollout, Services
 from .trainlog import render, select
 
 __all__ = ["EmulatorError", "LogPage", "Page", "State"]
@@ -72,6 +75,8 @@ class State:
         simulating them; off (``None``) by default.
     :param on_create: called with each new job and the time, before anyone can read it
         (the steering's scripts bind themselves to jobs this way).
+    :param on_rollout: called when a service's create or modify starts a rollout (the
+        steering's service scripts bind themselves this way).
     """
 
     def __init__(
@@ -82,6 +87,7 @@ class State:
         clock: Clock | None = None,
         execute: ExecuteSettings | None = None,
         on_create: Callable[[Job, float], None] | None = None,
+        on_rollout: OnRollout | None = None,
     ) -> None:
         self._lock = threading.Lock()
         self.executor = Executor(execute) if execute is not None else None
@@ -92,6 +98,14 @@ class State:
         self._jobs: dict[str, Job] = {}
         self._names: dict[tuple[str, str], str] = {}
         self._seq = 0
+        # Models, datasets and services (catalog.py, services.py), each with its own lock.
+        self.choices = Choices()
+        self.models = Catalog("Model", "am-", "amv-", self._now, self.choices)
+        self.datasets = Catalog("Dataset", "ds-", "dsv-", self._now, self.choices)
+        self.services = Services(self._now, self.choices, on_rollout=on_rollout)
+
+    def _now(self) -> float:
+        return self.clock()
 
     # ---- jobs ----------------------------------------------------------------------------
 
@@ -375,6 +389,12 @@ class State:
                 _stop_run(job, remove=True)
             self._jobs.clear()
             self._names.clear()
+            self.models.clear()
+            self.datasets.clear()
+            self.services.clear()
+            defaults = Choices()
+            self.choices.unique_names = defaults.unique_names
+            self.choices.token_mismatch = defaults.token_mismatch
             if progression is not None:
                 self.progression = progression
 

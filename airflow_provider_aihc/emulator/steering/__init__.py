@@ -9,6 +9,7 @@ app writes.  :class:`Steering` is the three together.
 from __future__ import annotations
 
 from airflow_provider_aihc.emulator.state.jobs import Job
+from airflow_provider_aihc.emulator.state.services import Service
 
 from .requestlog import RequestLog, RequestRecord
 from .scenarios import Fault, Queue, Script
@@ -39,6 +40,12 @@ class Steering:
         script = self.scripts.take_script(job.name)
         if script is not None:
             script.apply(job, now)
+
+    def bind_service_script(self, service: Service, rollout: str, now: float) -> None:
+        """Apply the first queued service script that binds to a rollout (``on_rollout``)."""
+        script = self.scripts.take_service_script(service.name, rollout)
+        if script is not None:
+            script.apply_service(service, now)
 
     def clear(self) -> None:
         """Forget every fault, script and request."""

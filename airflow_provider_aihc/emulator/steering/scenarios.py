@@ -11,12 +11,24 @@ firing ``times`` times:
   the connection is closed without an answer;
 * :func:`delay`: the request is carried out at once, the answer is sent ``seconds`` later;
 * :func:`malformed`: ``200`` with an HTML body, nothing done;
-* :func:`passthrough`: nothing happens (a slot in a :func:`random_schedule`).
+* :func:`passthrough`: nothing happens (a slot in a :func:`random_schedule`);
+* :func:`error_after`: the request is carried out (a ``CreateService`` really creates the
+  service), then answered with a 5xx: a lost answer the client sees as a failure.
+
+A lost create or modify answer is one of these limited to the operation: ``drop_after`` or
+``error_after`` on ``CreateService``, ``CreateModel``, ``CreateModelVersion``,
+``CreateDatasetVersion`` or ``ModifyService`` (v2 actions are their own operation names).
 
 Scripts bind to a job when it is created (matched by a substring of its name, or the
 next job created when ``match`` is ``None``): :class:`FailJob`, :class:`HoldJob`,
 :class:`ForceStatus`, :class:`QueueFor` (waits in the queue), :class:`Output` (what a
 successful run prints last: metric lines, a result, filler).
+
+Service scripts bind to a service's next rollout (its create, or a ``ModifyService`` that
+changes the pod template), matched by a substring of the service's name:
+:class:`StuckRollout` (the new instances never become ready, showing a Kubernetes reason)
+and :class:`SilentRevert` (the configuration goes back to the previous one once the
+rollout is done, with no changelog record).
 """
 
 from __future__ import annotations
@@ -29,9 +41,17 @@ from typing import Any, Literal, TypeVar
 
 from airflow_provider_aihc.emulator.state.errors import invalid_param
 from airflow_provider_aihc.emulator.state.jobs import FAILED, RUNNING, Job, force
+from airflow_provider_aihc.emulator.state.services import Service
 
 FaultKind = Literal[
-    "error", "throttle", "drop_before", "drop_after", "delay", "malformed", "passthrough"
+    "error",
+    "throttle",
+    "drop_before",
+    "drop_after",
+    "delay",
+    "malformed",
+    "passthrough",
+    "error_after",
 ]
 FAULT_KINDS: tuple[str, ...] = FaultKind.__args__  # type: ignore[attr-defined]
 #: Faults that answer (or drop) instead of carrying the request out.
@@ -118,6 +138,20 @@ def delay(seconds: float, *, operation: str | None = None, times: int = 1) -> Fa
 def malformed(*, operation: str | None = None, times: int = 1) -> Fault:
     """``200`` with an HTML body, without acting."""
     return Fault(kind="malformed", status=200, operation=operation, times=times)
+
+
+def error_after(
+    status: int = 500, code: str | None = None, *, operation: str | None = None, times: int = 1
+) -> Fault:
+    """Act (e.g. really create the service), then answer an error as :func:`error` does."""
+    return Fault(
+        kind="error_after",
+        status=status,
+        code=code or _CODES.get(status, "InternalError"),
+        operation=operation,
+        times=times,
+        message="We encountered an internal error. Please try again.",
+    )
 
 
 def passthrough(*, operation: str | None = None, times: int = 1) -> Fault:
@@ -252,6 +286,59 @@ class Output(Script):
         job.log.filler = self.filler_lines
 
 
+#: Which rollouts a service script binds to.
+Rollout = Literal["create", "modify", "any"]
+ROLLOUTS = ("create", "modify", "any")
+
+
+@dataclass(kw_only=True)
+class ServiceScript(Script):
+    """Something that happens to a service's rollout, bound when the rollout starts.
+
+    :param match: a substring of the service name; ``None`` = the next rollout.
+    :param rollout: ``create``, ``modify`` (default) or ``any``.
+    """
+
+    rollout: str = "modify"
+
+    def binds(self, name: str, rollout: str) -> bool:
+        """Whether the script binds to this rollout of a service named ``name``."""
+        return self.matches(name) and self.rollout in ("any", rollout)
+
+    def apply(self, job: Job, now: float) -> None:
+        raise TypeError("a service script binds to services, not jobs")
+
+    def apply_service(self, service: Service, now: float) -> None:
+        """Bind to the service's rollout that starts now."""
+        raise NotImplementedError
+
+
+@dataclass(kw_only=True)
+class StuckRollout(ServiceScript):
+    """The rollout never becomes ready: its new instances stay unready with ``reason``
+    (a Kubernetes reason: ``ImagePullBackOff``, ``ErrImagePull``, ``CrashLoopBackOff``),
+    so the old instances stay (``maxUnavailable`` holds them)."""
+
+    reason: str = "ImagePullBackOff"
+
+    def apply_service(self, service: Service, now: float) -> None:
+        service.plan.stuck_revision = service.revision
+        service.plan.stuck_reason = self.reason
+
+
+@dataclass(kw_only=True)
+class SilentRevert(ServiceScript):
+    """The rollout completes, then ``after_polls`` polls later the configuration goes back
+    to the one before the modify (and rolls back), with no changelog record and no new
+    ``updatedAt``: the silent rollback SageMaker's users met (spec §4.2)."""
+
+    after_polls: int = 1
+
+    def apply_service(self, service: Service, now: float) -> None:
+        service.plan.revert_revision = service.revision
+        service.plan.revert_after_polls = self.after_polls
+
+
 def _forced_reason(status: str) -> str:
     return "emulated failure" if status == FAILED else ""
 
@@ -262,6 +349,8 @@ SCRIPT_KINDS: dict[str, type[Script]] = {
     "status": ForceStatus,
     "queue": QueueFor,
     "output": Output,
+    "rollout_stuck": StuckRollout,
+    "silent_revert": SilentRevert,
 }
 
 _T = TypeVar("_T")
@@ -286,8 +375,21 @@ class Queue:
 
     def take_script(self, name: str) -> Script | None:
         """The first script that binds to a job named ``name``, consumed once."""
-        item = self._take(lambda item: isinstance(item, Script) and item.matches(name))
+        item = self._take(
+            lambda item: (
+                isinstance(item, Script)
+                and not isinstance(item, ServiceScript)
+                and item.matches(name)
+            )
+        )
         return item if isinstance(item, Script) else None
+
+    def take_service_script(self, name: str, rollout: str) -> ServiceScript | None:
+        """The first service script that binds to this rollout, consumed once."""
+        item = self._take(
+            lambda item: isinstance(item, ServiceScript) and item.binds(name, rollout)
+        )
+        return item if isinstance(item, ServiceScript) else None
 
     def pending(self) -> int:
         """Uses left, over all items."""
@@ -318,7 +420,7 @@ def fault_from_json(data: Mapping[str, Any]) -> Fault:
         raise invalid_param(f"fault kind must be one of {', '.join(FAULT_KINDS)}")
     if kind == "throttle":
         data = {"status": 429, "code": THROTTLE_CODE, **data}
-    elif kind == "error" and "code" not in data:
+    elif kind in ("error", "error_after") and "code" not in data:
         data = {**data, "code": _CODES.get(int(data.get("status", 500)), "InternalError")}
     return _build(Fault, data)
 
@@ -328,6 +430,8 @@ def script_from_json(data: Mapping[str, Any]) -> Script:
     kind = data.get("kind")
     if kind not in SCRIPT_KINDS:
         raise invalid_param(f"script kind must be one of {', '.join(SCRIPT_KINDS)}")
+    if data.get("rollout", "modify") not in ROLLOUTS:
+        raise invalid_param(f"rollout must be one of {', '.join(ROLLOUTS)}")
     return _build(SCRIPT_KINDS[kind], {k: v for k, v in data.items() if k != "kind"})
 
 

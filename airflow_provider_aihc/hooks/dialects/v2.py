@@ -168,6 +168,12 @@ class V2Dialect:
                 f"{endpoint.operation} has no api_version v2 action (only v1 defines it); "
                 "use a connection with api_version v1"
             )
+        if action.shape == "plain":
+            # Model, dataset and service actions: the declared method, query and body as
+            # they are, header ``version: v2`` (hooks/_model_calls.py).
+            query = [("action", action.name), *params]
+            sent = replace(endpoint, path="/")
+            return ApiRequest(sent, "/", tuple(query), encode(body), POOL_HEADERS)
         args = Args(pool, queue_id, dict(params), body, path_args)
         if action.query:
             query = [("action", action.name), *_query(action, args)]

@@ -40,7 +40,9 @@ from airflow_provider_aihc.emulator.state.pools import Pool
 
 from .pools import POOL_TYPES, flat_pool, queue_spec
 from .pools import pool_type as pool_type_of
+from .registry import ACTIONS as REGISTRY_ACTIONS
 from .render import job_item
+from .services import ACTIONS as SERVICE_ACTIONS
 
 KEYWORD_TYPES = ("name", "queueName")
 POOL_KEYWORD_TYPES = ("resourcePoolName", "resourcePoolId")
@@ -375,3 +377,6 @@ ACTIONS: dict[str, Route] = {
         _pool_action("DescribeQueue", "GetQueue", _describe_queue),
     )
 }
+# Models and datasets (registry.py), online services (services.py).
+ACTIONS.update(REGISTRY_ACTIONS)
+ACTIONS.update(SERVICE_ACTIONS)
