@@ -42,9 +42,10 @@ from _common import airflow_env
 for _key, _value in airflow_env(tempfile.mkdtemp(prefix="aihc-bench-results-")).items():
     os.environ.setdefault(_key, _value)
 
-from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios  # noqa: E402
-from airflow_provider_aihc.emulator.jobs import Progression  # noqa: E402
+from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID  # noqa: E402
 from airflow_provider_aihc.emulator.server import EmulatorServer  # noqa: E402
+from airflow_provider_aihc.emulator.state.jobs import Progression  # noqa: E402
+from airflow_provider_aihc.emulator.steering import scenarios  # noqa: E402
 
 POOL = DEFAULT_RESOURCE_POOL_ID
 LINES = "validation | final loss: 1.875 | ppl: 6.52"

@@ -17,8 +17,8 @@ import pytest
 from airflow2_rows import deferred_task_instance
 
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.triggers.log_position import LogPositionStore

@@ -21,8 +21,8 @@ import pytest
 from test_watch_dags import last_run, printed_once
 
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 
 pytestmark = pytest.mark.dagrun
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.links.aihc import AIHCJobLink
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 

@@ -35,8 +35,8 @@ from rel_support import (
     total_requests,
 )
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.exceptions import (
     AIHCApiError,
     AIHCError,

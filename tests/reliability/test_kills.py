@@ -40,8 +40,8 @@ from rel_support import (
     task_context,
 )
 
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger

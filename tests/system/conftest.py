@@ -65,8 +65,8 @@ def aihc_system(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> I
             yield run
         print(f"\nAIHC system test report: {report_dir / 'report.md'}")
         return
-    from airflow_provider_aihc.emulator.jobs import Progression
     from airflow_provider_aihc.emulator.server import EmulatorServer
+    from airflow_provider_aihc.emulator.state.jobs import Progression
 
     pace = Progression(polls_per_status=None, seconds_per_status=0.5, running_seconds=3)
     server = EmulatorServer(progression=pace).start()

@@ -10,8 +10,8 @@ import pytest
 from hook_helpers import POOL, Sent, StepClock, Waits, job_body
 
 from airflow_provider_aihc.auth.signer import format_timestamp
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import (
     AIHCServerError,
     AIHCThrottledError,

@@ -13,8 +13,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from operator_helpers import TaskInstanceStub, context_of
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.exceptions import AIHCValidationError
 from airflow_provider_aihc.operators.aihc import (
     AIHCCreateJobOperator,

@@ -16,8 +16,8 @@ from aihc_jobs import job_body
 from operator_helpers import RunStub, TaskInstanceStub, context_of
 
 from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY as SK
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCError, AIHCRefusedError
 from airflow_provider_aihc.operators._identity import (
     SERIES_LABEL,

@@ -17,10 +17,10 @@ import pytest
 from aihc_jobs import job_body
 from operator_helpers import TaskInstanceStub, context_of
 
-from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.jobs import Job, JobFilter
 from airflow_provider_aihc.emulator.pytest_plugin import CONN_ENV
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Job, JobFilter
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCConfigError
 from airflow_provider_aihc.hooks.aihc import LIST_JOBS, AIHCHook
 from airflow_provider_aihc.hooks.dialects.v1 import V1

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from watch_helpers import POOL, log_lines
 
-from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import (
     AIHCError,
     AIHCJobFailedError,

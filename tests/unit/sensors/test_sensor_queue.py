@@ -17,8 +17,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from watch_helpers import MANAGED_POOL, MANAGED_QUEUE, POOL, log_lines, refused
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.exceptions import AIHCValidationError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator

@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 from watch_helpers import POOL, log_lines
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.watch import JobEvent
 from airflow_provider_aihc.watch.logs import takeover_resume_point

@@ -12,8 +12,8 @@ import pytest
 from aihc_jobs import job_body
 from watch_helpers import Recorder, log_lines
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.exceptions import AIHCServerError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.models.job import PodLogs

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from watch_helpers import POOL, Recorder
 
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCResultError, AIHCValidationError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.watch import drive
