@@ -1,6 +1,6 @@
 """Every AIHC endpoint the provider calls, declared once.
 
-Each class is one call: its :class:`~airflow_provider_aihc.hooks._base.Endpoint`
+Each class is one call: its :class:`~airflow_provider_aihc.hooks._endpoint.Endpoint`
 (the operation, the v1 method and path, the v2 action, what it needs, its query
 arguments), the model that reads its answer, and its values as fields.  The hook's
 public methods build one and send it (:meth:`AIHCHook.send`, :meth:`AIHCHook.asend`);
@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from airflow_provider_aihc.hooks._base import (
+from airflow_provider_aihc.hooks._endpoint import (
     JOB,
     POD,
     POOL,
@@ -59,7 +59,7 @@ T = TypeVar("T")
 JOBS = "/api/v1/aijobs"
 POOLS = "/api/v1/resourcepools"
 #: What a call that addresses one job needs: its pool, its id and its queue (the queue id is
-#: required on managed pools: ``hooks/_base.py`` ``MANAGED_POOLS``; v2 sends ``queueID`` on
+#: required on managed pools: ``hooks/_endpoint.py`` ``MANAGED_POOLS``; v2 sends ``queueID`` on
 #: every single-job action, required by bce-openapi-meta ``schema/aihc/StopJob.json:12-17``
 #: and the other single-job actions' definitions).
 ONE_JOB = (POOL, JOB, QUEUE)
@@ -155,7 +155,7 @@ class GetJobCall(JobCall[T]):
     )  # fmt: skip
 
 
-class GetJob(GetJobCall[JobBrief]):
+class GetJobBrief(GetJobCall[JobBrief]):
     """GetJob read as a :class:`~airflow_provider_aihc.models.job.JobBrief`: status, pods
     and reasons, as a poll needs them."""
 
@@ -163,7 +163,7 @@ class GetJob(GetJobCall[JobBrief]):
     model = JobBrief
 
 
-class GetJobInfo(GetJobCall[JobInfo]):
+class GetJob(GetJobCall[JobInfo]):
     """GetJob read whole (:class:`~airflow_provider_aihc.models.job.JobInfo`): times,
     replicas, resources and the pods' restart counts, for the job summary."""
 

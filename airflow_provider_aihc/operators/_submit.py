@@ -348,7 +348,7 @@ class JobSubmitter:
         return f"another task instance ({where})"
 
     def _pause(self, attempt: int, error: AIHCError, what: str) -> None:
-        from airflow_provider_aihc.hooks._base import retry_delay
+        from airflow_provider_aihc.hooks._wire import retry_delay
 
         delay = retry_delay(attempt, error)
         self.log.warning("%s; trying again in %.1f s", what, delay)

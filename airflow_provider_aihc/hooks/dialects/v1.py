@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_aihc.exceptions import AIHCConfigError
-from airflow_provider_aihc.hooks._base import MANAGED_POOLS, QUEUE, ApiRequest, Endpoint, Params
+from airflow_provider_aihc.hooks._endpoint import MANAGED_POOLS, QUEUE, ApiRequest, Endpoint, Params
 from airflow_provider_aihc.hooks.dialects import (
     V2_ONLY_FIELDS,
     check_path_id,

@@ -28,8 +28,8 @@ from airflow_provider_aihc.exceptions import (
 )
 from airflow_provider_aihc.hooks import _calling as calling_module
 from airflow_provider_aihc.hooks import _sessions, _transport
-from airflow_provider_aihc.hooks._base import Attempt
 from airflow_provider_aihc.hooks._sessions import borrowed
+from airflow_provider_aihc.hooks._wire import Attempt
 from airflow_provider_aihc.hooks.aihc import AIHCHook, shared_async_hook
 
 

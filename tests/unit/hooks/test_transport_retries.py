@@ -17,7 +17,8 @@ from airflow_provider_aihc.exceptions import (
     AIHCThrottledError,
     AIHCTransportError,
 )
-from airflow_provider_aihc.hooks._base import BACKOFF_BASE_SECONDS, DEFAULT_MAX_RETRIES
+from airflow_provider_aihc.hooks._connection import DEFAULT_MAX_RETRIES
+from airflow_provider_aihc.hooks._wire import BACKOFF_BASE_SECONDS
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 Spy = Callable[[AIHCHook], list[Sent]]

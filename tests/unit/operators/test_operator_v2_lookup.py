@@ -22,7 +22,8 @@ from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.emulator.state.jobs import Job, JobFilter
 from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCConfigError
-from airflow_provider_aihc.hooks.aihc import LIST_JOBS, AIHCHook
+from airflow_provider_aihc.hooks import calls
+from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.hooks.dialects.v1 import V1
 from airflow_provider_aihc.hooks.dialects.v2 import V2
 from airflow_provider_aihc.operators._identity import TI_LABEL, TaskIdentity
@@ -213,9 +214,9 @@ def test_list_filters_give_the_same_jobs_on_both_dialects(
 
 def test_v2_sends_the_filters_and_v1_drops_them() -> None:
     params = [("keyword", "train-1"), ("status", "Running"), ("pageNo", "1"), ("pageSize", "9")]
-    v1 = V1.request(LIST_JOBS, POOL, None, params, None, {})
+    v1 = V1.request(calls.ListJobsCall.endpoint, POOL, None, params, None, {})
     assert v1.params == (("resourcePoolId", POOL), ("pageNo", "1"), ("pageSize", "9"))
-    v2 = V2.request(LIST_JOBS, POOL, None, params, None, {})
+    v2 = V2.request(calls.ListJobsCall.endpoint, POOL, None, params, None, {})
     assert json.loads(v2.body or b"") == {
         "keyword": "train-1",
         "keywordType": "name",

@@ -23,7 +23,7 @@ import pytest
 from hook_helpers import POOL, Sent, job_body
 
 from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCNotFoundError
-from airflow_provider_aihc.hooks import _base as hook_base
+from airflow_provider_aihc.hooks import _endpoint
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 TABLE = json.loads((Path(__file__).parents[1] / "definitions" / "v1_job_actions.json").read_text())
@@ -212,7 +212,7 @@ def test_the_managed_pools_need_the_queue_id_on_these_calls() -> None:
         "StopJob",
         "UpdateJob",
     ]
-    assert set(MANAGED_POOLS) == hook_base.MANAGED_POOLS  # the code knows the table's pools
+    assert set(MANAGED_POOLS) == _endpoint.MANAGED_POOLS  # the code knows the table's pools
 
 
 @pytest.mark.parametrize("action", MANAGED_QUEUE_CALLS)
