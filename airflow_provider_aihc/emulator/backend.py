@@ -24,7 +24,7 @@ from .state.pools import Pool
 from .state.store import State
 from .steering import Steering
 from .steering.requestlog import RequestLog, RequestRecord
-from .steering.scenarios import Fault, Queue, Script
+from .steering.scenarios import Fault, Script, SteeringQueue
 
 __all__ = ["Backend", "EmulatorError", "RequestRecord"]
 
@@ -125,12 +125,12 @@ class Backend:
     # ---- steering ------------------------------------------------------------------------
 
     @property
-    def faults(self) -> Queue:
+    def faults(self) -> SteeringQueue:
         """The queued faults."""
         return self.steering.faults
 
     @property
-    def scripts(self) -> Queue:
+    def scripts(self) -> SteeringQueue:
         """The queued scripts."""
         return self.steering.scripts
 
