@@ -7,7 +7,8 @@ public methods build one and send it (:meth:`AIHCHook.send`, :meth:`AIHCHook.ase
 the watch flows yield them and their drivers send them the same way.  A read of the same
 endpoint into another model is a subclass that names only that model.
 
-Endpoints (aihc-api.md §3 for v1, §10 for v2): CreateJob ``POST /api/v1/aijobs``,
+Endpoints (v1: bce-sdk-go ``services/aihc/resource/client.go``; v2: bce-openapi-meta
+``schema/aihc/*.json``): CreateJob ``POST /api/v1/aijobs``,
 ListJobs ``GET /api/v1/aijobs``, GetJob ``GET /api/v1/aijobs/{id}``, StopJob ``POST
 …/{id}/stop``, DeleteJob ``DELETE …/{id}``, UpdateJob ``PUT …/{id}``, GetJobEvents
 ``GET …/{id}/events``, GetPodLogs ``GET …/{id}/pods/{pod}/logs``, GetPodEvents ``GET
@@ -241,9 +242,9 @@ class GetPodLogs(Call[PodLogs]):
     pages after it, from its ``nextMarker``, hold at most ``max_lines`` lines.
 
     ``start_time``/``end_time`` (epoch seconds) keep the lines written in that window:
-    ``startTime`` is in AIHC's API table (aihc-api.md §3.2), ``endTime`` is what
-    bce-sdk-go sends (``services/aihc/resource/client.go``) and v2's DescribeJobLogs
-    takes (bce-openapi-meta ``schema/aihc/DescribeJobLogs.json``).
+    ``startTime`` is in Baidu's v1 GetPodLogs reference (cloud.baidu.com/doc/AIHC),
+    ``endTime`` is what bce-sdk-go sends (``services/aihc/resource/client.go``) and v2's
+    DescribeJobLogs takes (bce-openapi-meta ``schema/aihc/DescribeJobLogs.json``).
     """
 
     endpoint = Endpoint(
@@ -267,7 +268,8 @@ class GetPodLogs(Call[PodLogs]):
 
     def params(self) -> list[tuple[str, str | None]]:
         """As declared; a read from the first line (``marker=""``) without ``maxLines``
-        (fidelity S3-20: an empty marker was sent before)."""
+        (no ``marker`` on the first request: bce-openapi-meta
+        ``i18n/zh-CN/aihc/DescribeJobLogs.json:12``, "第一次请求不写 marker 参数")."""
         sent = list(Call.params(self))
         if self.marker == "":
             sent = [(name, value) for name, value in sent if name != "maxLines"]

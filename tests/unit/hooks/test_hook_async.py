@@ -137,7 +137,8 @@ async def test_async_twins(aihc_emulator: EmulatorServer, job_id: str) -> None:
     full = await hook.aget_pod_logs(job_id, "async-job-master-0", marker="")
     full_lines = full.logs[0].splitlines()
     assert tail.logs[0].splitlines() == full_lines[-2:]
-    # A first page is the whole log, whatever max_lines says (fidelity S3-20); the page
+    # A first page is the whole log, whatever max_lines says (bce-openapi-meta
+    # i18n/zh-CN/aihc/DescribeJobLogs.json:10,12); the page
     # from its marker holds what came after (nothing: the job has ended).
     first = await hook.aget_pod_logs(job_id, "async-job-master-0", max_lines=5, marker="")
     rest = await hook.aget_pod_logs(

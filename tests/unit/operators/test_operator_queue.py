@@ -1,4 +1,5 @@
-"""The create, stop and delete operators name the job's queue in every call (issue 19 item 2).
+"""The create, stop and delete operators name the job's queue in every call: on a managed
+pool (bce-sdk-go ``services/aihc/resource/client.go:20-21``) AIHC refuses a call without it.
 
 The emulator's managed pool ``aihc-serverless`` refuses a call without its queue's id
 (``aihcq-emulator0``), as AIHC does; a task there that succeeds sent it every time.

@@ -1,4 +1,4 @@
-"""A pool AIHC reports as managed is treated as managed, whatever its id (issue 19 item 2).
+"""A pool AIHC reports as managed is treated as managed, whatever its id.
 
 Baidu's v1 client knows the managed pools by id (``aihc-serverless``, ``aihc-bhcmp``); on
 v2 a pool's ``type`` says it (``dedicatedV2``, ``bhcmp``: bce-sdk-go

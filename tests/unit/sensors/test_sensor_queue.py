@@ -1,4 +1,4 @@
-"""AIHCJobSensor finds the job's queue and names it in every call (issue 19 item 2).
+"""AIHCJobSensor finds the job's queue and names it in every call.
 
 The sensor may be given only a job id: it takes the queue from ``job_queue``, the create
 operator's XCom, or one lookup, and logs which.  On the emulator's managed pool every call

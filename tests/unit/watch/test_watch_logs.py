@@ -83,7 +83,7 @@ def test_no_read_sends_an_empty_marker_and_the_first_sends_no_max_lines(
     """The first request of a pod's log sends no ``marker`` ("第一次请求不写 marker 参数")
     and no ``maxLines`` (then AIHC answers the whole log: bce-openapi-meta
     ``i18n/zh-CN/aihc/DescribeJobLogs.json:10,12``); the reads after it send the
-    ``nextMarker`` they got (fidelity S3-20)."""
+    ``nextMarker`` they got."""
     monkeypatch.setenv(CONN_ENV, aihc_emulator.connection(api_version=api_version).json)
     hook = AIHCHook()
     aihc_emulator.backend.progression = Progression.per_poll(1, running=4)

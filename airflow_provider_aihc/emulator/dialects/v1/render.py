@@ -123,7 +123,7 @@ def job_ref(job: Job) -> dict[str, Any]:
 
     Stop too: bce-sdk-go's stop answer has ``jobId`` only (``api/v1/aiJob.go:287-289``),
     but the ``aihc`` CLI 1.1.1 reads ``result.jobName`` from it (``aihc_cli_py/job.py:361``)
-    and fails without it, so the server evidently sends it (fidelity S3-12).
+    and fails without it, so the server evidently sends it (docs/fidelity.md).
     """
     return {"jobId": job.job_id, "jobName": job.name}
 

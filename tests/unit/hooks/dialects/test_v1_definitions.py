@@ -6,7 +6,7 @@ path, each query parameter and whether the client refuses to send without it, an
 create body's fields with their JSON types, each with its file and line. Every request here
 goes over real HTTP to the emulator; the hook's session is spied on, so what is checked is
 what left the process. A disagreement with the client would be a strict ``xfail`` naming
-the fidelity item; none is left (S1-1, the managed pools' ``queueID``, is held here: each
+its source; none is left (the managed pools' ``queueID`` is held here: each
 call carries it, and without it is refused before anything is sent, as the client refuses).
 """
 

@@ -101,7 +101,7 @@ CALLS.update(
     GetJobNodes=_of(calls.GetJobNodes(JOB, POOL)),
     BatchStopJobs=_of(calls.StopJobs((JOB, "job-other"), POOL)),
 )  # fmt: skip
-#: Known disagreements, by the fidelity list's item (shared/aihc-api-fidelity.md, §3).
+#: Known disagreements with the definitions (docs/fidelity.md, "Known differences").
 KNOWN: dict[str, str] = {}
 
 
@@ -192,7 +192,7 @@ def test_the_body_holds_every_required_and_only_defined_fields_of_their_types(
 
 
 def test_a_fractional_quantity_is_refused_before_sending_and_a_whole_one_goes_as_integer() -> None:
-    # S1-5: v2's quantity is an Integer (schema/aihc/CreateJob.json:78-79).
+    # v2's quantity is an Integer (schema/aihc/CreateJob.json:78-79).
     spec = {**CREATE_BODY["jobSpec"], "resources": [{"name": "cpu", "quantity": 0.5}]}
     problems = V2.create_problems({**CREATE_BODY, "jobSpec": spec})
     assert [field for field, _ in problems] == ["jobSpec.resources[0].quantity (job_resources)"]
@@ -209,7 +209,7 @@ def test_a_fractional_quantity_is_refused_before_sending_and_a_whole_one_goes_as
 
 
 def test_a_ray_job_spec_is_a_role_map_with_head() -> None:
-    # S1-3: "若 jobType=RayJob：传递Map结构（Key必须包含Head…）":
+    # "若 jobType=RayJob：传递Map结构（Key必须包含Head…）":
     # bce-openapi-meta i18n/zh-CN/aihc/CreateJob.json:8.
     sent = V2.request(
         calls.CreateJob.endpoint, POOL, QUEUE_ID, [], {**CREATE_BODY, "jobFramework": "RayJob"}, {}
