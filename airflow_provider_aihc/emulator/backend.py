@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .dialects.common import iso
+from .dialects.common import iso, log_page
 from .dialects.create import parse_create
 from .dialects.v1 import render as v1
 from .state.errors import EmulatorError
@@ -120,7 +120,7 @@ class Backend:
         page = self.state.pod_logs(
             pool_id, job_id, pod_name, max_lines=max_lines, marker=marker, queue_id=queue_id
         )
-        return v1.log_page(page, pod_name, chunk)
+        return log_page(page, pod_name, chunk)
 
     # ---- steering ------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Create-body validation, as the server would answer it (aihc-api §3.3, §5).
+"""Create-body validation, as the server would answer it (bce-sdk-go ``api/v1/aiJob.go``).
 
 * A field of the wrong JSON type is ``400 MalformedJSON`` (third-party report: "a number
   where a string is expected"); a body that is not a JSON object is
@@ -9,8 +9,9 @@
 * ``null`` counts as absent for optional fields (the aihc CLI sends ``"labels": null``).
 * Unknown fields are kept and echoed, not rejected.
 
-v2 ``CreateJob`` (aihc-api §10; docs ``Hmayv96tj``; bce-python-sdk 0.9.79 ``CreateJob``)
-differs: ``command`` is top level and required, ``jobType`` (``PyTorchJob``, ``TFJob``,
+v2 ``CreateJob`` (bce-openapi-meta ``schema/aihc/CreateJob.json``; docs ``Hmayv96tj``;
+bce-python-sdk 0.9.79 ``CreateJob``) differs: ``command`` is top level and required,
+``jobType`` (``PyTorchJob``, ``TFJob``,
 ``MPIJob``; ``RayJob`` from aihc-gen) replaces ``jobFramework``, a TFJob's ``jobSpec``
 maps roles (``Chief``/``Worker``/``PS``/``Evaluator``) to specs, the queue is the
 ``queueID`` query (the body's ``queue``, optional because the SDK omits it, must name the

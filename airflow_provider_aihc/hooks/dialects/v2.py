@@ -1,4 +1,5 @@
-"""The v2 action dialect (aihc-api §10; bce-python-sdk 0.9.79 ``AihcClient``).
+"""The v2 action dialect (bce-openapi-meta ``schema/aihc/*.json``; bce-python-sdk 0.9.79
+``AihcClient``).
 
 Job actions: ``POST /?action=<Action>&resourcePoolId=<pool>&queueID=<queue>``, arguments in
 a JSON body, header ``X-API-Version: v2``.  Pool and queue actions: ``GET /?action=…`` with

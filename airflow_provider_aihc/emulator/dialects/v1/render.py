@@ -1,5 +1,5 @@
-"""Wire shapes of the v1 dialect: JobInfo with ``podList`` (aihc-api §3.4), pools and queues
-(aihc-api §3.2), logs; events are :mod:`.dialects.common`'s.
+"""Wire shapes of the v1 dialect: JobInfo with ``podList`` (bce-sdk-go ``api/v1/aiJob.go``),
+pools and queues (``resource/client.go``), logs; events are :mod:`.dialects.common`'s.
 
 Each pod's ``podStatus.status`` is ``READY`` while the job runs (the aihc CLI counts
 ``READY`` pods); a failure's reason also appears as the pods' ``reason``.  Pool and queue
@@ -18,7 +18,6 @@ from typing import Any
 
 from airflow_provider_aihc.emulator.dialects.common import iso
 from airflow_provider_aihc.emulator.state.jobs import CREATED, Job
-from airflow_provider_aihc.emulator.state.paging import LogPage
 from airflow_provider_aihc.emulator.state.pods import (
     JOB_NAME_LABEL,
     NAMESPACE,
@@ -47,7 +46,6 @@ from airflow_provider_aihc.emulator.state.pools import (
     Queue,
     capability,
 )
-from airflow_provider_aihc.emulator.state.trainlog import chunked, encode_marker
 
 
 def job_info(job: Job, with_pods: bool) -> dict[str, Any]:
@@ -126,17 +124,6 @@ def job_ref(job: Job) -> dict[str, Any]:
     and fails without it, so the server evidently sends it (docs/fidelity.md).
     """
     return {"jobId": job.job_id, "jobName": job.name}
-
-
-def log_page(page: LogPage, pod_name: str, chunk: int) -> dict[str, Any]:
-    """A page of a pod's log, ``chunk`` lines to a string (0: one string), and the marker
-    of the next page (both dialects answer so)."""
-    return {
-        "jobId": page.job_id,
-        "podName": pod_name,
-        "logs": chunked(page.lines, chunk),
-        "nextMarker": encode_marker(page.offset),
-    }
 
 
 def pool_info(pool: Pool, used: PoolUsage) -> dict[str, Any]:

@@ -12,8 +12,8 @@ From those models: ``jobid``, ``name``, ``status``, ``jobType``, ``resourcePoolI
 list items: ``JobItem.java:110``), and with ``needDetail`` the flat ``pods`` and
 ``historyPods`` (``PodIP``, ``nodeName``, ``creationAt``, ``uid``, ``name``, ``status``,
 ``replicaType``, ``restartCount``, ``envs``, ``finishedAt``, ``reason``).  The docs'
-examples spell ``jobId``/``jobSpec`` instead (aihc-api §3.3); the provider reads both, the
-emulator answers as the generated clients do.  Inferred: the times in the v1 ISO form, a
+examples spell ``jobId``/``jobSpec`` instead (cloud.baidu.com/doc/AIHC); the provider reads
+both, the emulator answers as the generated clients do.  Inferred: the times in the v1 ISO form, a
 pod's ``status`` as v1's ``podStatus.status``, a timeline entry per status change, a
 TFJob's or RayJob's ``Job`` as the role map it was sent as.
 """
