@@ -79,6 +79,7 @@ def parse_create(body: object) -> JobRequest:
         envs=_objects(spec, "envs", "jobSpec.envs"),
         labels=_labels(body),
         body=body,
+        **_echoed(body, framework),
     )
     _check_optional_types(body, spec)
     _check_bccl(body, request)
@@ -124,11 +125,34 @@ def parse_create_v2(body: object, queue_id: str | None) -> JobRequest:
         envs=_objects(spec, "envs", "jobSpec.envs"),
         labels=_labels(body),
         body=body,
+        **_echoed(body, job_type),
     )
     _check_optional_types(body, spec)
     _check_v2_extras(body)
     _check_bccl(body, request)
     return request
+
+
+def _echoed(body: dict[str, Any], framework: str) -> dict[str, Any]:
+    """The :class:`~airflow_provider_aihc.emulator.state.jobs.JobRequest` fields the answers
+    echo, as sent (their types are checked after: ``_check_optional_types``)."""
+    sent = body.get("jobSpec")
+    spec = sent if isinstance(sent, dict) else {}
+    config = body.get("faultToleranceConfig")
+    return {
+        "datasources": body.get("datasources"),
+        "enable_bccl": bool(body.get("enableBccl")),
+        "fault_tolerance": bool(body.get("faultTolerance")),
+        "fault_tolerance_args": body.get("faultToleranceArgs"),
+        "fault_tolerance_patterns": list(config.get("customFaultTolerancePattern") or [])
+        if isinstance(config, dict)
+        else [],
+        "enable_rdma": spec.get("enableRDMA"),
+        "host_network": spec.get("hostNetwork"),
+        "privileged": spec.get("privileged"),
+        "image_config": spec.get("imageConfig"),
+        "roles": spec if framework in ("TFJob", "RayJob") and isinstance(sent, dict) else None,
+    }
 
 
 def _v2_spec(body: dict[str, Any], job_type: str) -> dict[str, Any]:

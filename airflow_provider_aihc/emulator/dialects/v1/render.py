@@ -50,8 +50,7 @@ from airflow_provider_aihc.emulator.state.pools import (
 
 def job_info(job: Job, with_pods: bool) -> dict[str, Any]:
     """JobInfo; ``with_pods`` adds ``podList`` (get, not list)."""
-    body = job.request.body
-    spec = body.get("jobSpec") or {}
+    request = job.request
     info: dict[str, Any] = {
         "jobId": job.job_id,
         "name": job.name,
@@ -69,17 +68,17 @@ def job_info(job: Job, with_pods: bool) -> dict[str, Any]:
         "replicas": job.request.replicas,
         "resources": job.request.resources,
         "envs": job.request.envs,
-        "enableRDMA": bool(spec.get("enableRDMA")),
-        "hostNetwork": bool(spec.get("hostNetwork")),
-        "privileged": bool(spec.get("privileged")),
-        "datasources": body.get("datasources") or [],
+        "enableRDMA": bool(request.enable_rdma),
+        "hostNetwork": bool(request.host_network),
+        "privileged": bool(request.privileged),
+        "datasources": request.datasources or [],
         "labels": all_labels(job),
         "priority": job.priority,
-        "enableFaultTolerance": bool(body.get("faultTolerance")),
-        "customFaultTolerancePattern": _ft_patterns(body),
-        "faultToleranceArgs": body.get("faultToleranceArgs") or "",
-        "enableBccl": bool(body.get("enableBccl")),
-        "enableBcclStatus": "enabled" if body.get("enableBccl") else "",
+        "enableFaultTolerance": request.fault_tolerance,
+        "customFaultTolerancePattern": list(request.fault_tolerance_patterns),
+        "faultToleranceArgs": request.fault_tolerance_args or "",
+        "enableBccl": request.enable_bccl,
+        "enableBcclStatus": "enabled" if request.enable_bccl else "",
         "enableBcclErrorReason": "",
         "k8sUID": job.k8s_uid,
         "k8sNamespace": NAMESPACE,
@@ -171,10 +170,3 @@ def queue_info(pool: Pool, queue: Queue, held: dict[str, int]) -> dict[str, Any]
     if queue.queue_id:
         info["queueId"] = queue.queue_id
     return info
-
-
-def _ft_patterns(body: dict[str, Any]) -> list[Any]:
-    config = body.get("faultToleranceConfig")
-    if isinstance(config, dict):
-        return list(config.get("customFaultTolerancePattern") or [])
-    return []
