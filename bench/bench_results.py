@@ -81,7 +81,7 @@ def make_job(server: EmulatorServer, clock: FakeClock, lines: int, run_seconds: 
     job_id = AIHCHook().create_job(job_body("bench")).job_id
     server.backend.set_status(job_id, "Running", hold=True)
     for _ in range(3):  # a few iteration lines, as a real run starts with
-        server.backend.get_job(POOL, job_id)
+        server.backend.poll(POOL, job_id)
     clock.now += run_seconds
     server.backend.set_status(job_id, "Succeeded", hold=True)
     return job_id

@@ -3,9 +3,10 @@
 :class:`Backend` is what ``EmulatorServer.backend`` (and the ``aihc_emulator`` fixture's
 ``.backend``) is: the :class:`~.state.store.State` (``.state``: jobs, pools, queues, time)
 and the :class:`~.steering.Steering` beside it (faults, scripts, the request log), with the
-steering and inspection calls tests use.  Its few job calls (``create_job``, ``get_job``,
-``pod_logs``, ``delete_job``, …) answer as the v1 dialect does, so a test can set a job up
-or read it without HTTP.
+steering and inspection calls tests use.  Its few job calls (``create_job``, ``poll``,
+``pod_logs``, ``delete_job``, …) answer in the state's terms (an id, a status, a
+:class:`~.state.paging.LogPage`), so a test can set a job up or read it without HTTP; the
+wire shapes are the dialects' alone.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .dialects.common import iso, log_page
+from .dialects.common import iso
 from .dialects.create import parse_create
-from .dialects.v1 import render as v1
 from .state.errors import EmulatorError
 from .state.execute import ExecuteSettings, Executor
 from .state.jobs import Clock, Job, Progression
+from .state.paging import LogPage
 from .state.pods import all_labels
 from .state.pools import Pool
 from .state.store import State
@@ -82,28 +83,26 @@ class Backend:
         """What runs jobs as local processes (``--execute``), if anything."""
         return self.state.executor
 
-    # ---- jobs, answered as v1 does ----------------------------------------------------------
+    # ---- jobs, answered in the state's terms (the dialects answer the wire) ---------------
 
     def create_job(
         self, pool_id: str, body: object, *, queue_id: str | None = None, creator: str = "emulator"
-    ) -> dict[str, Any]:
-        """Validate a v1 create body and create the job: ``{jobId, jobName}``."""
+    ) -> str:
+        """Validate a create body (written as v1 sends it) and create the job: its id."""
         job = self.state.submit(pool_id, parse_create(body), queue_id=queue_id, creator=creator)
-        return v1.job_ref(job)
+        return job.job_id
 
-    def get_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> dict[str, Any]:
-        """A poll (the job may move on), then v1's JobInfo with its pods."""
-        return self.state.get_job(pool_id, job_id, _job_info, queue_id=queue_id)
+    def poll(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> str:
+        """A poll, as a GetJob is (the job may move on): the job's status after it."""
+        return self.state.get_job(pool_id, job_id, lambda job: job.status, queue_id=queue_id)
 
-    def stop_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> dict[str, Any]:
-        """``ManualTermination`` (a no-op once ended): ``{jobId, jobName}``."""
-        return v1.job_ref(self.state.stop_job(pool_id, job_id, queue_id=queue_id))
+    def stop_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> None:
+        """``ManualTermination`` (a no-op once ended)."""
+        self.state.stop_job(pool_id, job_id, queue_id=queue_id)
 
-    def delete_job(
-        self, pool_id: str, job_id: str, *, queue_id: str | None = None
-    ) -> dict[str, Any]:
-        """Gone for good (then 404): ``{jobId, jobName}``."""
-        return v1.job_ref(self.state.delete_job(pool_id, job_id, queue_id=queue_id))
+    def delete_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> None:
+        """Gone for good (then 404)."""
+        self.state.delete_job(pool_id, job_id, queue_id=queue_id)
 
     def pod_logs(
         self,
@@ -113,14 +112,12 @@ class Backend:
         *,
         marker: str | None = None,
         max_lines: int | None = None,
-        chunk: int = 0,
         queue_id: str | None = None,
-    ) -> dict[str, Any]:
-        """A page of the pod's log as v1 answers it (``logs``, ``nextMarker``)."""
-        page = self.state.pod_logs(
+    ) -> LogPage:
+        """A page of the pod's log: its lines and the offset after them."""
+        return self.state.pod_logs(
             pool_id, job_id, pod_name, max_lines=max_lines, marker=marker, queue_id=queue_id
         )
-        return log_page(page, pod_name, chunk)
 
     # ---- steering ------------------------------------------------------------------------
 
@@ -210,7 +207,3 @@ def job_state(job: Job) -> dict[str, Any]:
         "logLines": job.runner.line_count() if job.runner else len(job.log.entries),
         "body": job.request.body,
     }
-
-
-def _job_info(job: Job) -> dict[str, Any]:
-    return v1.job_info(job, True)

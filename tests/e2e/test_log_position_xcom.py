@@ -76,7 +76,7 @@ def test_a_takeover_resumes_from_the_position_in_airflows_xcom(
     assert payload["status"] == "success"
     pod = "kept-master-0"
     page = aihc_emulator.backend.pod_logs(DEFAULT_RESOURCE_POOL_ID, job_id, pod, marker="")
-    written = [line for record in page["logs"] for line in record.split("\n") if line]
+    written = [line for line in page.lines if line]
     shown = Counter(_copied(caplog))
     assert set(written) <= set(shown)
     twice = [line for line, n in shown.items() if n > 1]

@@ -47,7 +47,7 @@ def log_lines(server: EmulatorServer, job: dict[str, Any], queue: str) -> list[s
     page = server.backend.pod_logs(
         job["resourcePoolId"], job["jobId"], pod, marker="", queue_id=queue
     )
-    return [line for record in page["logs"] for line in record.split("\n")]
+    return list(page.lines)
 
 
 @pytest.mark.parametrize(("api_version", "pool", "queue"), CASES)

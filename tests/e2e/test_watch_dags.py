@@ -37,7 +37,7 @@ def log_lines(server: EmulatorServer, job: dict[str, Any]) -> list[str]:
     """Every line the emulator wrote for the job's (one) pod."""
     pod = f"{job['name']}-master-0"
     page = server.backend.pod_logs(job["resourcePoolId"], job["jobId"], pod, marker="")
-    return [line for record in page["logs"] for line in record.split("\n")]
+    return list(page.lines)
 
 
 def last_run(dag_id: str) -> tuple[str, dict[str, str]]:

@@ -292,7 +292,7 @@ def test_sensor_ids_are_refused_by_name_or_reach_only_their_own_job(
     backend.reset()
     if job_id == "<real>":
         body = {"name": "watched", "jobSpec": {"image": "i", "command": "c"}}
-        job_id = backend.create_job(POOL, body)["jobId"]
+        job_id = backend.create_job(POOL, body)
     FIGURES["bad input: sensor job_id/resource_pool_id pairs tried"] += 1
     sensor = AIHCJobSensor(
         task_id="watch", job_id=job_id, resource_pool_id=pool, poke_interval=0.01, timeout=1

@@ -36,7 +36,7 @@ from airflow_provider_aihc.hooks.aihc import AIHCHook, shared_async_hook
 @pytest.fixture
 def job_id(aihc_emulator: EmulatorServer) -> str:
     """A job made in the backend directly: no request, no connection."""
-    return str(aihc_emulator.backend.create_job(POOL, job_body("async-job"))["jobId"])
+    return str(aihc_emulator.backend.create_job(POOL, job_body("async-job")))
 
 
 async def spy_client(hook: AIHCHook, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:

@@ -27,7 +27,7 @@ Spy = Callable[[AIHCHook], list[Sent]]
 @pytest.fixture
 def job_id(aihc_emulator: EmulatorServer) -> str:
     """A job made in the backend directly: no request is counted."""
-    return str(aihc_emulator.backend.create_job(POOL, job_body("retried"))["jobId"])
+    return str(aihc_emulator.backend.create_job(POOL, job_body("retried")))
 
 
 def test_two_503s_then_success_is_three_requests(

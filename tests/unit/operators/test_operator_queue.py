@@ -96,7 +96,7 @@ def test_the_resumed_operator_reads_the_summary_in_the_events_queue(
     for _ in range(20):  # polls move a per-poll job on; no clock involved
         if aihc_emulator.backend.job(job_id)["status"] == "Succeeded":
             break
-        aihc_emulator.backend.get_job(MANAGED_POOL, job_id, queue_id=MANAGED_QUEUE)
+        aihc_emulator.backend.poll(MANAGED_POOL, job_id, queue_id=MANAGED_QUEUE)
     assert aihc_emulator.backend.job(job_id)["status"] == "Succeeded"
     event = {"status": "success", "job_id": job_id, "job_status": "Succeeded", "message": "ok",
              "job_queue": MANAGED_QUEUE}  # fmt: skip

@@ -153,7 +153,7 @@ def test_a_clear_creates_a_new_job_and_its_retries_find_each_generation(
 def test_a_job_named_like_the_series_is_never_adopted_on_its_name(v2: EmulatorServer) -> None:
     ti = TaskInstanceStub()
     base = TaskIdentity("series", "train", ti.run_id).default_name()
-    impostor = v2.backend.create_job(POOL, job_body(f"{base}-r2"))["jobId"]
+    impostor = v2.backend.create_job(POOL, job_body(f"{base}-r2"))
     v2.backend.set_status(impostor, "Running", hold=True)
 
     job_id = _operator().execute(context_of(ti))
@@ -197,9 +197,7 @@ def test_list_filters_give_the_same_jobs_on_both_dialects(
     aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch, api_version: str
 ) -> None:
     backend = aihc_emulator.backend
-    ids = {
-        name: backend.create_job(POOL, job_body(name))["jobId"] for name in ("ab-1", "ab-2", "x")
-    }
+    ids = {name: backend.create_job(POOL, job_body(name)) for name in ("ab-1", "ab-2", "x")}
     backend.set_status(ids["ab-2"], "Running", hold=True)
     _connect(monkeypatch, api_version)
     hook = AIHCHook()

@@ -172,7 +172,7 @@ def test_deferrable_checks_once_then_defers_carrying_the_log_position(
     aihc_emulator.backend.progression = Progression.per_poll(1, running=3)
     job_id = create("deferred")
     aihc_emulator.backend.set_status(job_id, "Running")
-    aihc_emulator.backend.get_job(POOL, job_id)  # one poll: a few log lines
+    aihc_emulator.backend.poll(POOL, job_id)  # one poll: a few log lines
     watcher = sensor(job_id, deferrable=True, timeout=600)
     started = time.time()
     with pytest.raises(TaskDeferred) as deferred:

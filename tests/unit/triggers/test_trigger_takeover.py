@@ -50,7 +50,7 @@ def _old_lines(server: EmulatorServer, job_id: str, pod: str) -> list[str]:
     backend = server.backend
     backend.clock = lambda: time.time() - HOUR
     for _ in range(3):
-        backend.get_job(POOL, job_id)
+        backend.poll(POOL, job_id)
     backend.clock = time.time
     return log_lines(server, job_id, pod)
 

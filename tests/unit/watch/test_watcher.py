@@ -65,8 +65,8 @@ def make_jobs(server: EmulatorServer, pool: str, prefix: str, n: int, **body: An
     ids = []
     for i in range(n):
         created = server.backend.create_job(pool, job_body(f"{prefix}-{i}", **body))
-        server.backend.set_status(created["jobId"], "Running")
-        ids.append(created["jobId"])
+        server.backend.set_status(created, "Running")
+        ids.append(created)
     return ids
 
 
