@@ -1,4 +1,5 @@
-# The two commands a new user needs: `make demo` and `make test`.
+# The two commands a new user needs: `make demo` and `make test` (the whole CI run, about 30
+# minutes; `make test-fast` is the edit loop).
 # Everything is installed here, into .venvs/, from the committed constraints.
 # docs/testing.md says what each lane runs and how long it takes.
 

@@ -12,10 +12,10 @@ from typing import Any
 #: release-check`` holds both).
 VERSIONS = ["0.1.0"]
 
-#: The regions with a known endpoint (``hooks/_base.py`` ``REGION_HOSTS``; a test keeps
+#: The regions with a known endpoint (``hooks/_connection.py`` ``REGION_HOSTS``; a test keeps
 #: the two equal, this module imports nothing).
 REGIONS = ("cn-beijing", "cn-baoding", "cn-guangzhou", "cn-wuhan", "cn-suzhou", "cn-yangquan")
-#: The connection's defaults (``hooks/_base.py`` ``DEFAULT_*``), shown in the form.
+#: The connection's defaults (``hooks/_connection.py`` ``DEFAULT_*``), shown in the form.
 DEFAULT_TIMEOUT_SECONDS = 60
 DEFAULT_CONNECT_TIMEOUT_SECONDS = 10
 DEFAULT_MAX_RETRIES = 5
@@ -68,7 +68,7 @@ CONN_FIELDS: dict[str, dict[str, Any]] = {
             "type": ["integer", "null"],
             "default": DEFAULT_MAX_RETRIES,
             "minimum": 0,
-            "maximum": 20,  # hooks/_base.py MAX_RETRIES_LIMIT
+            "maximum": 20,  # hooks/_connection.py MAX_RETRIES_LIMIT
         },
     },
 }

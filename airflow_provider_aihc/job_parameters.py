@@ -11,8 +11,10 @@ Derived from the rows: the operator's job parameters, ``template_fields`` and
 ``template_fields_renderers``, its sealed attributes (operators/_sealed.py) and the
 ``:param:`` entries of its docstring; the builder's parameters and wire paths
 (models/build.py); the fields only one dialect can send and v2's moves of the others
-(hooks/dialects).  Adding a field: its row here, its line in the operator's ``__init__``
-signature and its model field (a test holds the signature, the docstring and the rows equal).
+(hooks/dialects).  Adding a field takes four edits: its row here, its line in the
+operator's ``__init__`` signature, its model field, and its bad values in
+``tests/aihc_bad_values.py`` (``tests/unit/test_job_parameters.py`` holds the signature, the
+docstring, the model and the bad values to the rows).
 
 Stdlib only: the operator module imports this at DAG parse.
 """

@@ -42,9 +42,10 @@ from _common import airflow_env
 for _key, _value in airflow_env(tempfile.mkdtemp(prefix="aihc-bench-results-")).items():
     os.environ.setdefault(_key, _value)
 
-from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios  # noqa: E402
-from airflow_provider_aihc.emulator.jobs import Progression  # noqa: E402
+from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID  # noqa: E402
 from airflow_provider_aihc.emulator.server import EmulatorServer  # noqa: E402
+from airflow_provider_aihc.emulator.state.jobs import Progression  # noqa: E402
+from airflow_provider_aihc.emulator.steering import scenarios  # noqa: E402
 
 POOL = DEFAULT_RESOURCE_POOL_ID
 LINES = "validation | final loss: 1.875 | ppl: 6.52"
@@ -80,7 +81,7 @@ def make_job(server: EmulatorServer, clock: FakeClock, lines: int, run_seconds: 
     job_id = AIHCHook().create_job(job_body("bench")).job_id
     server.backend.set_status(job_id, "Running", hold=True)
     for _ in range(3):  # a few iteration lines, as a real run starts with
-        server.backend.get_job(POOL, job_id)
+        server.backend.poll(POOL, job_id)
     clock.now += run_seconds
     server.backend.set_status(job_id, "Succeeded", hold=True)
     return job_id

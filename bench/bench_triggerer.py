@@ -136,8 +136,10 @@ def child_main(config_path: str) -> int:
 
     import airflow_provider_aihc.hooks.aihc
     import airflow_provider_aihc.watch  # noqa: F401
-    from airflow_provider_aihc.hooks._base import ApiRequest, ConnectionConfig, prepare
-    from airflow_provider_aihc.hooks.aihc import GET_JOB
+    from airflow_provider_aihc.hooks import calls
+    from airflow_provider_aihc.hooks._connection import ConnectionConfig
+    from airflow_provider_aihc.hooks._endpoint import ApiRequest
+    from airflow_provider_aihc.hooks._wire import prepare
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
     from airflow_provider_aihc.watch import first_poll_delay
     from airflow_provider_aihc.watch.flow import grid_sleep
@@ -233,7 +235,11 @@ def child_main(config_path: str) -> int:
             status read, nothing else."""
             signed = prepare(
                 ConnectionConfig(config.url, "aihc-emulator-ak", "aihc-emulator-sk"),
-                ApiRequest(GET_JOB, f"/api/v1/aijobs/{job_id}", (("resourcePoolId", POOL),)),
+                ApiRequest(
+                    calls.GetJobCall.endpoint,
+                    f"/api/v1/aijobs/{job_id}",
+                    (("resourcePoolId", POOL),),
+                ),
                 time.time(),
             )
             url = yarl.URL(config.url + signed.target, encoded=True)

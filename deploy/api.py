@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 import requests
 
-from airflow_provider_aihc.emulator.control import control_headers
+from airflow_provider_aihc.emulator.http.control import control_headers
 
 TERMINAL_RUN_STATES = {"success", "failed"}
 #: The states a task instance ends in (Airflow's finished ``TaskInstanceState``s).

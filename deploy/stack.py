@@ -22,7 +22,7 @@ from pathlib import Path
 import requests
 from services import Fatal, Services, free_port, wait_for
 
-from airflow_provider_aihc.emulator.control import TOKEN_ENV
+from airflow_provider_aihc.emulator.http.control import TOKEN_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

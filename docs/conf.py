@@ -16,7 +16,7 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from docs_api import public_modules  # noqa: E402
+from docs_api import all_modules, is_public, public_modules  # noqa: E402
 
 import airflow_provider_aihc  # noqa: E402
 
@@ -49,13 +49,16 @@ autodoc_default_options = {
 }
 autodoc_inherit_docstrings = False
 
-# Every reference inside the provider must resolve (nitpicky, -n in make docs). References
+# Every reference to a public name must resolve (nitpicky, -n in make docs). References
 # to other projects' objects (Airflow, pydantic, aiohttp, the standard library) cannot: no
-# intersphinx inventory can be fetched here, so only those are let through.
+# intersphinx inventory can be fetched here, so only those are let through; nor can those
+# to internal modules, which have no page (they show as text).
+_INTERNAL = "|".join(m.replace(".", r"\.") for m in all_modules() if not is_public(m))
 nitpicky = True
 nitpick_ignore_regex = [
     (r"py:.*", r"(?!airflow_provider_aihc\b).*"),
     (r"py:.*", r"airflow_provider_aihc\.(.*\.)?_.*"),  # private modules and names
+    (r"py:.*", rf"({_INTERNAL})(\..*)?"),  # internal modules and their names
     # typing constructs as module-level aliases of the models (``Annotated[...]``, TypeVars)
     (r"py:.*", r"airflow_provider_aihc\..*\.(Annotated|T)"),
 ]

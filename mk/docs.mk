@@ -1,4 +1,4 @@
-# The documentation site (issue 24): `make docs` builds docs/ into build/docs/html with
+# The documentation site: `make docs` builds docs/ into build/docs/html with
 # Sphinx, warnings as errors and nitpicky references, then checks every internal link and
 # that every public class and function has a reference entry; `make docs-check` serves the
 # built site on the loopback and opens every page in Debian's Chromium. Included by the

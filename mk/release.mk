@@ -1,4 +1,4 @@
-# The release checks (issue 24): `make release-check` builds the wheel and the sdist,
+# The release checks: `make release-check` builds the wheel and the sdist,
 # `twine check`s them, reads their metadata and contents, and installs each alone beside
 # each pinned Airflow to run the wheel check; `make test-system` runs the system tests
 # (tests/system), against a real AIHC region when AIHC_SYSTEM_TEST_* and

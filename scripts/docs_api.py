@@ -1,11 +1,17 @@
 """What the API reference must cover: the provider's public modules and their public names.
 
 Shared by ``docs/conf.py`` (one reference page per public module) and
-``scripts/check_docs.py`` (every public class and function has an entry). Public: no path
-component starts with ``_``; a module's names are its ``__all__`` when it has one, else the
-classes and functions it defines whose names do not start with ``_`` (with ``__all__``, those
-of them it lists). A name is documented once, where it is defined: a package that re-exports
-it (``airflow_provider_aihc.watch.JobWatch``) does not repeat it.
+``scripts/check_docs.py`` (every public class and function has an entry). Public is the
+list :data:`PUBLIC_MODULES` and nothing else: the names a DAG author, a DAG test or a
+deployment uses (``docs/api/index.md`` presents them). Every other module is internal,
+whether or not its name starts with ``_``: it has no reference page, and it may change in
+any release (``docs/architecture.md``, "Public and internal";
+``tests/unit/test_public_api.py`` holds the list against the package and the docs).
+
+A module's names are its ``__all__`` when it has one, else the classes and functions it
+defines whose names do not start with ``_`` (with ``__all__``, those of them it lists). A
+name is documented once, where it is defined: a package that re-exports it
+(``airflow_provider_aihc.emulator.EmulatorServer``) does not repeat it.
 """
 
 from __future__ import annotations
@@ -16,15 +22,43 @@ import pkgutil
 
 PACKAGE = "airflow_provider_aihc"
 
+#: The public modules: semantic versioning covers their names (``CHANGELOG.md``).
+PUBLIC_MODULES = (
+    PACKAGE,
+    # What a DAG uses: operators, sensor, trigger, TaskFlow decorators, hook, link, errors.
+    f"{PACKAGE}.operators.aihc",
+    f"{PACKAGE}.sensors.aihc",
+    f"{PACKAGE}.triggers.aihc",
+    f"{PACKAGE}.decorators",
+    f"{PACKAGE}.decorators.aihc",
+    f"{PACKAGE}.decorators.aihc_python",
+    f"{PACKAGE}.hooks.aihc",
+    f"{PACKAGE}.links.aihc",
+    f"{PACKAGE}.exceptions",
+    # What a DAG test uses: the emulator, its faults and job scripts, the pytest fixture.
+    f"{PACKAGE}.emulator",
+    f"{PACKAGE}.emulator.server",
+    f"{PACKAGE}.emulator.steering.scenarios",
+    f"{PACKAGE}.emulator.pytest_plugin",
+)
 
-def public_modules() -> list[str]:
-    """The public modules of the package, the package itself first."""
+
+def all_modules() -> list[str]:
+    """Every module of the package, the package itself included."""
     package = importlib.import_module(PACKAGE)
     names = [PACKAGE]
-    for info in pkgutil.walk_packages(package.__path__, f"{PACKAGE}."):
-        if not any(part.startswith("_") for part in info.name.split(".")):
-            names.append(info.name)
+    names += [info.name for info in pkgutil.walk_packages(package.__path__, f"{PACKAGE}.")]
     return sorted(names)
+
+
+def public_modules() -> list[str]:
+    """The public modules of the package (:data:`PUBLIC_MODULES`), the package first."""
+    return sorted(PUBLIC_MODULES)
+
+
+def is_public(module_name: str) -> bool:
+    """Whether ``module_name`` is one of the public modules."""
+    return module_name in PUBLIC_MODULES
 
 
 def public_names(module_name: str) -> list[str]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The "never flaky" proof (issue 23): the whole unit and emulator suite (make test-fast's
+# The "never flaky" proof: the whole unit and emulator suite (make test-fast's
 # selection) N times in a row while a CPU hog keeps both cores busy. The hog is one
 # busy-loop process per core, at the same priority as the suite (a nice 19 hog yields to
 # every wake-up and loads nothing that matters), started here and stopped on any exit.

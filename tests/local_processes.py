@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from airflow_provider_aihc.emulator.execute import JOB_MARKER_ENV
+from airflow_provider_aihc.emulator.state.execute import JOB_MARKER_ENV
 
 WAIT_SECONDS = 60.0
 

@@ -3,9 +3,10 @@
 :class:`Backend` is what ``EmulatorServer.backend`` (and the ``aihc_emulator`` fixture's
 ``.backend``) is: the :class:`~.state.store.State` (``.state``: jobs, pools, queues, time)
 and the :class:`~.steering.Steering` beside it (faults, scripts, the request log), with the
-steering and inspection calls tests use.  Its few job calls (``create_job``, ``get_job``,
-``pod_logs``, ``delete_job``, …) answer as the v1 dialect does, so a test can set a job up
-or read it without HTTP.
+steering and inspection calls tests use.  Its few job calls (``create_job``, ``poll``,
+``pod_logs``, ``delete_job``, …) answer in the state's terms (an id, a status, a
+:class:`~.state.paging.LogPage`), so a test can set a job up or read it without HTTP; the
+wire shapes are the dialects' alone.
 """
 
 from __future__ import annotations
@@ -15,19 +16,19 @@ from typing import Any
 
 from .dialects.common import iso
 from .dialects.create import parse_create
-from .dialects.v1 import render as v1
 from .state.catalog import Entry
 from .state.choices import TOKEN_MISMATCH, Choices
 from .state.errors import EmulatorError, invalid_param
 from .state.execute import ExecuteSettings, Executor
 from .state.jobs import Clock, Job, Progression
+from .state.paging import LogPage
 from .state.pods import all_labels
 from .state.pools import Pool
 from .state.services import Service
 from .state.store import State
 from .steering import Steering
 from .steering.requestlog import RequestLog, RequestRecord
-from .steering.scenarios import Fault, Queue, Script
+from .steering.scenarios import Fault, Script, SteeringQueue
 
 __all__ = ["Backend", "EmulatorError", "RequestRecord"]
 
@@ -86,28 +87,26 @@ class Backend:
         """What runs jobs as local processes (``--execute``), if anything."""
         return self.state.executor
 
-    # ---- jobs, answered as v1 does ----------------------------------------------------------
+    # ---- jobs, answered in the state's terms (the dialects answer the wire) ---------------
 
     def create_job(
         self, pool_id: str, body: object, *, queue_id: str | None = None, creator: str = "emulator"
-    ) -> dict[str, Any]:
-        """Validate a v1 create body and create the job: ``{jobId, jobName}``."""
+    ) -> str:
+        """Validate a create body (written as v1 sends it) and create the job: its id."""
         job = self.state.submit(pool_id, parse_create(body), queue_id=queue_id, creator=creator)
-        return v1.job_ref(job)
+        return job.job_id
 
-    def get_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> dict[str, Any]:
-        """A poll (the job may move on), then v1's JobInfo with its pods."""
-        return self.state.get_job(pool_id, job_id, _job_info, queue_id=queue_id)
+    def poll(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> str:
+        """A poll, as a GetJob is (the job may move on): the job's status after it."""
+        return self.state.get_job(pool_id, job_id, lambda job: job.status, queue_id=queue_id)
 
-    def stop_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> dict[str, Any]:
-        """``ManualTermination`` (a no-op once ended): ``{jobId, jobName}``."""
-        return v1.job_ref(self.state.stop_job(pool_id, job_id, queue_id=queue_id))
+    def stop_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> None:
+        """``ManualTermination`` (a no-op once ended)."""
+        self.state.stop_job(pool_id, job_id, queue_id=queue_id)
 
-    def delete_job(
-        self, pool_id: str, job_id: str, *, queue_id: str | None = None
-    ) -> dict[str, Any]:
-        """Gone for good (then 404): ``{jobId, jobName}``."""
-        return v1.job_ref(self.state.delete_job(pool_id, job_id, queue_id=queue_id))
+    def delete_job(self, pool_id: str, job_id: str, *, queue_id: str | None = None) -> None:
+        """Gone for good (then 404)."""
+        self.state.delete_job(pool_id, job_id, queue_id=queue_id)
 
     def pod_logs(
         self,
@@ -117,24 +116,22 @@ class Backend:
         *,
         marker: str | None = None,
         max_lines: int | None = None,
-        chunk: int = 0,
         queue_id: str | None = None,
-    ) -> dict[str, Any]:
-        """A page of the pod's log as v1 answers it (``logs``, ``nextMarker``)."""
-        page = self.state.pod_logs(
+    ) -> LogPage:
+        """A page of the pod's log: its lines and the offset after them."""
+        return self.state.pod_logs(
             pool_id, job_id, pod_name, max_lines=max_lines, marker=marker, queue_id=queue_id
         )
-        return v1.log_page(page, pod_name, chunk)
 
     # ---- steering ------------------------------------------------------------------------
 
     @property
-    def faults(self) -> Queue:
+    def faults(self) -> SteeringQueue:
         """The queued faults."""
         return self.steering.faults
 
     @property
-    def scripts(self) -> Queue:
+    def scripts(self) -> SteeringQueue:
         """The queued scripts."""
         return self.steering.scripts
 
@@ -314,7 +311,3 @@ def service_state(service: Service) -> dict[str, Any]:
             for c in service.changes
         ],
     }
-
-
-def _job_info(job: Job) -> dict[str, Any]:
-    return v1.job_info(job, True)

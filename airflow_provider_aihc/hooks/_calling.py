@@ -2,7 +2,7 @@
 and one way to send any declared call (``hooks/calls.py``), sync and async.
 
 :meth:`CallingHook.send` and :meth:`CallingHook.asend` take a
-:class:`~airflow_provider_aihc.hooks._base.Call`, build its request in the
+:class:`~airflow_provider_aihc.hooks._endpoint.Call`, build its request in the
 connection's dialect (the pool defaulted from the connection when the endpoint needs
 one), send it with the retries of ``hooks/_transport.py`` and read the answer with the
 call's model.  The hook's public methods are one call each over these; the watch drivers
@@ -28,13 +28,12 @@ from airflow_provider_aihc.exceptions import (
     AIHCResponseError,
 )
 from airflow_provider_aihc.hooks import _transport
-from airflow_provider_aihc.hooks._base import (
+from airflow_provider_aihc.hooks._connection import ConnectionConfig, config_from_connection
+from airflow_provider_aihc.hooks._endpoint import (
     POOL,
     QUEUE,
     ApiRequest,
     Call,
-    ConnectionConfig,
-    config_from_connection,
     is_managed_pool,
     missing_needs,
 )
@@ -124,7 +123,7 @@ class CallingHook(BaseHook):  # type: ignore[misc]
 
     def is_managed_pool(self, resource_pool_id: str | None = None) -> bool:
         """Whether the pool is managed, so that every call for one of its jobs needs the id
-        of the job's queue: one of :data:`~airflow_provider_aihc.hooks._base.MANAGED_POOLS`,
+        of the job's queue: one of :data:`~airflow_provider_aihc.hooks._endpoint.MANAGED_POOLS`,
         or on ``api_version`` v2 a pool AIHC reports as managed
         (:attr:`~airflow_provider_aihc.models.pool.ResourcePool.managed`), asked once per
         hook and never for a CCE cluster's ``cce-`` id.  v1 goes by the id alone, as

@@ -2,7 +2,7 @@
 text off the network (security review F3, F7, F9).
 
 Every problem names the field and never repeats its value: a value that breaks a header
-is often a pasted secret.  ``hooks/_base.py`` calls these while it reads a connection.
+is often a pasted secret.  ``hooks/_connection.py`` calls these while it reads a connection.
 """
 
 from __future__ import annotations

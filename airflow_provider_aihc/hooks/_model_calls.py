@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from airflow_provider_aihc.hooks._base import Action, Call, Endpoint
+from airflow_provider_aihc.hooks._endpoint import Action, Call, Endpoint
 from airflow_provider_aihc.models.registry import (
     Created,
     DatasetPage,

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from airflow_provider_aihc.exceptions import AIHCConfigError
 from airflow_provider_aihc.hooks import _model_calls as mc
-from airflow_provider_aihc.hooks._base import Call
+from airflow_provider_aihc.hooks._endpoint import Call
 from airflow_provider_aihc.hooks._tools import JobToolsHook
 from airflow_provider_aihc.hooks.dialects import check_path_id
 from airflow_provider_aihc.models.registry import (

@@ -24,16 +24,16 @@ from tenacity import (
 )
 
 from airflow_provider_aihc.exceptions import AIHCError, AIHCTransportError
-from airflow_provider_aihc.hooks._base import (
-    ApiRequest,
-    ConnectionConfig,
+from airflow_provider_aihc.hooks._connection import ConnectionConfig
+from airflow_provider_aihc.hooks._endpoint import ApiRequest
+from airflow_provider_aihc.hooks._sessions import Lease, borrowed, requests_verify
+from airflow_provider_aihc.hooks._wire import (
     error_from_response,
     is_retryable,
     prepare,
     retry_delay,
     unwrap,
 )
-from airflow_provider_aihc.hooks._sessions import Lease, borrowed, requests_verify
 
 if TYPE_CHECKING:
     import requests

@@ -21,11 +21,6 @@ from typing import Any
 
 from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCError, AIHCValidationError
 from airflow_provider_aihc.hooks import calls
-from airflow_provider_aihc.hooks._calling import (
-    ASYNC_CONFIG_TTL_SECONDS as ASYNC_CONFIG_TTL_SECONDS,
-)
-from airflow_provider_aihc.hooks._calling import LIST_MAX_PAGES as LIST_MAX_PAGES
-from airflow_provider_aihc.hooks._calling import LIST_PAGE_SIZE as LIST_PAGE_SIZE
 from airflow_provider_aihc.hooks._listing import Where
 from airflow_provider_aihc.hooks._registry import RegistryHook
 from airflow_provider_aihc.hooks.dialects import check_path_id
@@ -47,25 +42,6 @@ from airflow_provider_aihc.models.request import CreateJobRequest
 
 __all__ = ["AIHCHook", "check_path_id", "shared_async_hook"]
 
-#: The endpoints, as their declarations name them (dialect tests and benchmarks use these).
-CREATE_JOB = calls.CreateJob.endpoint
-LIST_JOBS = calls.ListJobsCall.endpoint
-GET_JOB = calls.GetJobCall.endpoint
-STOP_JOB = calls.StopJob.endpoint
-DELETE_JOB = calls.DeleteJob.endpoint
-UPDATE_JOB = calls.UpdateJob.endpoint
-GET_JOB_EVENTS = calls.GetJobEvents.endpoint
-GET_POD_LOGS = calls.GetPodLogs.endpoint
-GET_POD_EVENTS = calls.GetPodEvents.endpoint
-LIST_POOLS = calls.ListResourcePools.endpoint
-GET_POOL = calls.GetResourcePool.endpoint
-LIST_QUEUES = calls.ListQueues.endpoint
-GET_QUEUE = calls.GetQueue.endpoint
-GET_JOB_METRICS = calls.GetJobMetrics.endpoint
-GET_JOB_WEBTERMINAL = calls.GetJobWebterminal.endpoint
-GET_JOB_NODES = calls.GetJobNodes.endpoint
-STOP_JOBS = calls.StopJobs.endpoint
-LIST_POOL_NODES = calls.ListPoolNodes.endpoint
 PRIORITIES = ("high", "normal", "low")
 
 
@@ -112,26 +88,26 @@ class AIHCHook(RegistryHook):
         self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
     ) -> JobInfo:
         """The job's details, with its pods."""
-        return self.send(calls.GetJobInfo(job_id, resource_pool_id, queue_id=queue_id))
+        return self.send(calls.GetJob(job_id, resource_pool_id, queue_id=queue_id))
 
     async def aget_job(
         self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
     ) -> JobInfo:
         """Async :meth:`get_job`."""
-        return await self.asend(calls.GetJobInfo(job_id, resource_pool_id, queue_id=queue_id))
+        return await self.asend(calls.GetJob(job_id, resource_pool_id, queue_id=queue_id))
 
     def get_job_brief(
         self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
     ) -> JobBrief:
         """The job's status, pod names and failure reasons, as a poll needs them: the
         same call as :meth:`get_job`, with a tenth of its parsing."""
-        return self.send(calls.GetJob(job_id, resource_pool_id, queue_id=queue_id))
+        return self.send(calls.GetJobBrief(job_id, resource_pool_id, queue_id=queue_id))
 
     async def aget_job_brief(
         self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None
     ) -> JobBrief:
         """Async :meth:`get_job_brief`."""
-        return await self.asend(calls.GetJob(job_id, resource_pool_id, queue_id=queue_id))
+        return await self.asend(calls.GetJobBrief(job_id, resource_pool_id, queue_id=queue_id))
 
     async def aget_job_status_item(
         self, job_id: str, resource_pool_id: str | None = None, *, queue_id: str | None = None

@@ -1,13 +1,14 @@
 """Every AIHC endpoint the provider calls, declared once.
 
-Each class is one call: its :class:`~airflow_provider_aihc.hooks._base.Endpoint`
+Each class is one call: its :class:`~airflow_provider_aihc.hooks._endpoint.Endpoint`
 (the operation, the v1 method and path, the v2 action, what it needs, its query
 arguments), the model that reads its answer, and its values as fields.  The hook's
 public methods build one and send it (:meth:`AIHCHook.send`, :meth:`AIHCHook.asend`);
 the watch flows yield them and their drivers send them the same way.  A read of the same
 endpoint into another model is a subclass that names only that model.
 
-Endpoints (aihc-api.md §3 for v1, §10 for v2): CreateJob ``POST /api/v1/aijobs``,
+Endpoints (v1: bce-sdk-go ``services/aihc/resource/client.go``; v2: bce-openapi-meta
+``schema/aihc/*.json``): CreateJob ``POST /api/v1/aijobs``,
 ListJobs ``GET /api/v1/aijobs``, GetJob ``GET /api/v1/aijobs/{id}``, StopJob ``POST
 …/{id}/stop``, DeleteJob ``DELETE …/{id}``, UpdateJob ``PUT …/{id}``, GetJobEvents
 ``GET …/{id}/events``, GetPodLogs ``GET …/{id}/pods/{pod}/logs``, GetPodEvents ``GET
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from airflow_provider_aihc.hooks._base import (
+from airflow_provider_aihc.hooks._endpoint import (
     JOB,
     POD,
     POOL,
@@ -59,7 +60,7 @@ T = TypeVar("T")
 JOBS = "/api/v1/aijobs"
 POOLS = "/api/v1/resourcepools"
 #: What a call that addresses one job needs: its pool, its id and its queue (the queue id is
-#: required on managed pools: ``hooks/_base.py`` ``MANAGED_POOLS``; v2 sends ``queueID`` on
+#: required on managed pools: ``hooks/_endpoint.py`` ``MANAGED_POOLS``; v2 sends ``queueID`` on
 #: every single-job action, required by bce-openapi-meta ``schema/aihc/StopJob.json:12-17``
 #: and the other single-job actions' definitions).
 ONE_JOB = (POOL, JOB, QUEUE)
@@ -155,7 +156,7 @@ class GetJobCall(JobCall[T]):
     )  # fmt: skip
 
 
-class GetJob(GetJobCall[JobBrief]):
+class GetJobBrief(GetJobCall[JobBrief]):
     """GetJob read as a :class:`~airflow_provider_aihc.models.job.JobBrief`: status, pods
     and reasons, as a poll needs them."""
 
@@ -163,7 +164,7 @@ class GetJob(GetJobCall[JobBrief]):
     model = JobBrief
 
 
-class GetJobInfo(GetJobCall[JobInfo]):
+class GetJob(GetJobCall[JobInfo]):
     """GetJob read whole (:class:`~airflow_provider_aihc.models.job.JobInfo`): times,
     replicas, resources and the pods' restart counts, for the job summary."""
 
@@ -241,9 +242,9 @@ class GetPodLogs(Call[PodLogs]):
     pages after it, from its ``nextMarker``, hold at most ``max_lines`` lines.
 
     ``start_time``/``end_time`` (epoch seconds) keep the lines written in that window:
-    ``startTime`` is in AIHC's API table (aihc-api.md §3.2), ``endTime`` is what
-    bce-sdk-go sends (``services/aihc/resource/client.go``) and v2's DescribeJobLogs
-    takes (bce-openapi-meta ``schema/aihc/DescribeJobLogs.json``).
+    ``startTime`` is in Baidu's v1 GetPodLogs reference (cloud.baidu.com/doc/AIHC),
+    ``endTime`` is what bce-sdk-go sends (``services/aihc/resource/client.go``) and v2's
+    DescribeJobLogs takes (bce-openapi-meta ``schema/aihc/DescribeJobLogs.json``).
     """
 
     endpoint = Endpoint(
@@ -267,7 +268,8 @@ class GetPodLogs(Call[PodLogs]):
 
     def params(self) -> list[tuple[str, str | None]]:
         """As declared; a read from the first line (``marker=""``) without ``maxLines``
-        (fidelity S3-20: an empty marker was sent before)."""
+        (no ``marker`` on the first request: bce-openapi-meta
+        ``i18n/zh-CN/aihc/DescribeJobLogs.json:12``, "第一次请求不写 marker 参数")."""
         sent = list(Call.params(self))
         if self.marker == "":
             sent = [(name, value) for name, value in sent if name != "maxLines"]

@@ -1,4 +1,5 @@
-"""Lenient models of AIHC v1 responses (the ``result`` of each call, aihc-api.md §3.2-3.4).
+"""Lenient models of AIHC v1 responses (the ``result`` of each call: bce-sdk-go
+``services/aihc/api/v1/aiJob.go``).
 
 A status poll must not crash because AIHC added a field, left one out, or sent ``null``
 where Go's ``omitempty`` usually sends nothing.  So every field has a default; unknown
@@ -142,7 +143,8 @@ class _JobState:
 
 
 class JobInfo(_ResponseModel, _JobState):
-    """A training job as get-job and list-jobs return it (aihc-api.md §3.4)."""
+    """A training job as get-job and list-jobs return it (bce-sdk-go ``api/v1/aiJob.go``
+    ``OpenAPIGetJobResponseResult``)."""
 
     job_id: Str = ""
     """Job id, e.g. ``pytorchjob-<uuid>``; opaque."""

@@ -1,4 +1,5 @@
-"""Lenient models of AIHC's resource-pool and queue answers (aihc-api.md §3.2).
+"""Lenient models of AIHC's resource-pool and queue answers (bce-sdk-go
+``services/aihc/resource/client.go``; v2: ``services/aihc/v2/api/resourcepool.go``, ``queue.go``).
 
 ``GET /api/v1/resourcepools[/{id}]`` and ``GET /api/v1/resourcepools/{id}/queue[/{name}]``;
 fields follow bce-sdk-go ``services/aihc/api/v1``.  Unknown fields are kept.

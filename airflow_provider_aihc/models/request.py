@@ -1,4 +1,5 @@
-"""The v1 create-job request: the body of ``POST /api/v1/aijobs`` (aihc-api.md §3.3).
+"""The v1 create-job request: the body of ``POST /api/v1/aijobs`` (bce-sdk-go
+``services/aihc/api/v1/aiJob.go``).
 
 Strict where a mistake would waste a GPU job (names, allowed values, counts, unknown fields),
 lax where a templated value arrives as text: ``"8"``, ``"1.5"``, ``"true"`` and ``"0"`` are

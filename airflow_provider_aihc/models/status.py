@@ -4,7 +4,7 @@ Stdlib only (no pydantic): the trigger, the sensor and the operator import this 
 cheaply.  This is the one place that knows which statuses end a job; everything else calls
 :func:`is_terminal` and :func:`is_successful`.
 
-Status strings come from aihc-api.md §4.  Only ``Created``, ``Scheduled``, ``Running``,
+Status strings: docs/fidelity.md ("Not verified").  Only ``Created``, ``Scheduled``, ``Running``,
 ``Succeeded`` and ``ManualTermination`` appear verbatim in official material; the rest come
 from a third-party list.  A status AIHC adds later, or an empty one, is treated as
 non-terminal, so callers must bound every wait with a timeout.

@@ -74,7 +74,8 @@ OUTCOME_UNKNOWN = (AIHCTransportError, AIHCServerError, AIHCResponseError)
 #: AIHC's answer to a create whose name a job in the pool already has.
 NAME_TAKEN_STATUS = 409
 BAD_REQUEST_STATUS = 400
-#: The label AIHC sets to the id of the user who created a job (aihc-api.md §3.2; the
+#: The label AIHC sets to the id of the user who created a job (the
+#: ``aijob.cce.baidubce.com/*`` labels of Baidu's v1 job examples, cloud.baidu.com/doc/AIHC; the
 #: emulator derives it from the access key, as the platform does from the key's user).
 CREATOR_LABEL = "aijob.cce.baidubce.com/ai-user-id"
 
@@ -348,7 +349,7 @@ class JobSubmitter:
         return f"another task instance ({where})"
 
     def _pause(self, attempt: int, error: AIHCError, what: str) -> None:
-        from airflow_provider_aihc.hooks._base import retry_delay
+        from airflow_provider_aihc.hooks._wire import retry_delay
 
         delay = retry_delay(attempt, error)
         self.log.warning("%s; trying again in %.1f s", what, delay)

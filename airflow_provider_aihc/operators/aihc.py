@@ -24,7 +24,6 @@ from airflow_provider_aihc.operators._job_actions import (
     AIHCDeleteJobOperator,
     AIHCStopJobOperator,
 )
-from airflow_provider_aihc.operators._masking import BODY_FILE_EXTENSION  # noqa: F401 - kept here
 from airflow_provider_aihc.operators._sealed import SealedAttribute, seal
 from airflow_provider_aihc.version_compat import (
     BaseOperator,
@@ -32,8 +31,8 @@ from airflow_provider_aihc.version_compat import (
     conf,
 )
 
-# Defined in _job_actions to keep this file small; public, documented and serialized as this
-# module's, where they always were.
+# Defined in _job_actions to keep this file small; public, documented and serialized under
+# this module's path (the one the API reference names).
 AIHCStopJobOperator.__module__ = AIHCDeleteJobOperator.__module__ = __name__
 
 if TYPE_CHECKING:
@@ -331,7 +330,7 @@ class AIHCCreateJobOperator(BaseOperator):
 
     def _wait(self, context: Context, job_id: str, pool: str, deadline: float | None) -> str:
         from airflow_provider_aihc.exceptions import AIHCError, AIHCWatchRefusedError
-        from airflow_provider_aihc.hooks._base import is_retryable
+        from airflow_provider_aihc.hooks._wire import is_retryable
         from airflow_provider_aihc.watch import JobEvent, wait_for_job
 
         queue = self._job_queue

@@ -156,7 +156,7 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         if self._queue_found:
             return True
         from airflow_provider_aihc.exceptions import AIHCError
-        from airflow_provider_aihc.hooks._base import is_retryable
+        from airflow_provider_aihc.hooks._wire import is_retryable
         from airflow_provider_aihc.sensors._queue import find_job_queue
 
         ti = context.get("ti")

@@ -3,7 +3,7 @@
 AIHC actions used: GetJob (status and pods), GetPodLogs (new lines, from a marker),
 GetJobEvents (a failed job's reason when its pods give none) and StopJob (at a deadline).
 
-The watch is written once, as generators that *yield* each call they need (:class:`GetJob`,
+The watch is written once, as generators that *yield* each call they need (:class:`GetJobBrief`,
 :class:`GetPodLogs`, ..., :class:`Sleep`) and are sent back its answer, or the
 :class:`~airflow_provider_aihc.exceptions.AIHCError` it raised.  :func:`drive` runs such a
 flow with the hook's sync methods (operator, sensor), :func:`adrive` with its async ones
@@ -22,7 +22,7 @@ from airflow_provider_aihc.watch.event import (
 from airflow_provider_aihc.watch.flow import (
     Call,
     Flow,
-    GetJob,
+    GetJobBrief,
     GetJobEvents,
     GetPodLogs,
     Log,
@@ -47,7 +47,7 @@ __all__ = [
     "Call",
     "EventStatus",
     "Flow",
-    "GetJob",
+    "GetJobBrief",
     "GetJobEvents",
     "GetPodLogs",
     "JobEvent",

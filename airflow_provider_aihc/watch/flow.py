@@ -1,6 +1,6 @@
 """The calls a watch flow yields, and the two drivers that answer them.
 
-A flow is a generator that *yields* each AIHC call it needs (:class:`GetJob`,
+A flow is a generator that *yields* each AIHC call it needs (:class:`GetJobBrief`,
 :class:`GetPodLogs`, ..., :class:`Sleep`) and is sent back its answer, or the
 :class:`~airflow_provider_aihc.exceptions.AIHCError` it raised.  The calls are the hook's
 own endpoint declarations (``hooks/calls.py``): :func:`drive` sends them with the hook's
@@ -19,19 +19,19 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from airflow_provider_aihc.exceptions import AIHCError
 from airflow_provider_aihc.hooks.calls import (
     GetJob,
+    GetJobBrief,
     GetJobEvents,
-    GetJobInfo,
     GetJobMetrics,
     GetPodLogs,
     StopJob,
 )
 
 if TYPE_CHECKING:
-    from airflow_provider_aihc.hooks._base import Call as HookCall
+    from airflow_provider_aihc.hooks._endpoint import Call as HookCall
     from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 __all__ = [
-    "Call", "Flow", "GetJob", "GetJobEvents", "GetJobInfo", "GetJobMetrics", "GetPodLogs",
+    "Call", "Flow", "GetJob", "GetJobBrief", "GetJobEvents", "GetJobMetrics", "GetPodLogs",
     "Log", "Sleep", "StopJob", "adrive", "drive", "grid_sleep",
 ]  # fmt: skip
 
@@ -54,7 +54,7 @@ class Sleep:
     seconds: float
 
 
-Call = GetJob | GetJobInfo | GetPodLogs | GetJobEvents | StopJob | GetJobMetrics
+Call = GetJobBrief | GetJob | GetPodLogs | GetJobEvents | StopJob | GetJobMetrics
 #: A watch step: yields calls and pauses, is sent each call's answer (or its AIHCError).
 Flow = Generator[Call | Sleep, Any, T]
 

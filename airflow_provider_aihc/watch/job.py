@@ -12,10 +12,10 @@ from airflow_provider_aihc.exceptions import (
     AIHCJobTimeoutError,
     AIHCThrottledError,
 )
-from airflow_provider_aihc.hooks._base import is_retryable
+from airflow_provider_aihc.hooks._wire import is_retryable
 from airflow_provider_aihc.models.status import is_failed, is_started, parse_status
 from airflow_provider_aihc.watch.event import JobEvent, final_event
-from airflow_provider_aihc.watch.flow import Flow, GetJob, Log, Sleep, StopJob, drive
+from airflow_provider_aihc.watch.flow import Flow, GetJobBrief, Log, Sleep, StopJob, drive
 from airflow_provider_aihc.watch.logs import DEFAULT_LOG_LINES_PER_POLL, LogStreamer
 from airflow_provider_aihc.watch.queue import QueueClock
 
@@ -129,7 +129,7 @@ class JobWatch:
     def check(self) -> Flow[JobEvent | None]:
         """One poll: the status (logged when it changes), new log lines, and the event
         once the job has ended; ``None`` while it runs or while AIHC fails transiently."""
-        job = yield GetJob(self.job_id, self.pool, queue_id=self.queue_id)
+        job = yield GetJobBrief(self.job_id, self.pool, queue_id=self.queue_id)
         return (yield from self.read(job))
 
     def read(self, job: JobBrief | AIHCError) -> Flow[JobEvent | None]:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from airflow_provider_aihc.exceptions import AIHCError
-from airflow_provider_aihc.watch.flow import Flow, GetJobInfo, GetPodLogs, Log, adrive, drive
+from airflow_provider_aihc.watch.flow import Flow, GetJob, GetPodLogs, Log, adrive, drive
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -192,7 +192,7 @@ class LogStreamer:
         line is copied unmasked."""
         if self._secrets_read:
             return True
-        job = yield GetJobInfo(self.job_id, self.pool, queue_id=self.queue_id)
+        job = yield GetJob(self.job_id, self.pool, queue_id=self.queue_id)
         if isinstance(job, AIHCError):
             if "" not in self._failing:  # "": the job itself, once
                 self._failing.add("")

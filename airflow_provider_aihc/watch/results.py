@@ -3,7 +3,8 @@ its first replica backwards, a bounded window at a time.
 
 AIHC's pod-log API has no "tail" parameter.  What its sources say of each parameter:
 
-* ``startTime``: unix seconds, "unset = since pod start" (aihc-api.md §3.2, v1 GetPodLogs);
+* ``startTime``: unix seconds, "unset = since pod start" (Baidu's v1 GetPodLogs
+  reference, cloud.baidu.com/doc/AIHC);
 * ``endTime``: sent by bce-sdk-go (``services/aihc/resource/client.go``) and a field of
   v2 DescribeJobLogs (bce-openapi-meta ``schema/aihc/DescribeJobLogs.json``); its meaning
   (only lines written at or before it) is **inferred** from its name and ``startTime``'s;

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import AIHCError, AIHCResultError
-from airflow_provider_aihc.watch.flow import Flow, GetJobInfo, GetJobMetrics, Log, drive
+from airflow_provider_aihc.watch.flow import Flow, GetJob, GetJobMetrics, Log, drive
 from airflow_provider_aihc.watch.results import Outputs, OutputSpec, first_replica, read_outputs
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def collect(
 
     :raises AIHCResultError: the result line does not parse, or is over the cap.
     """
-    job = yield GetJobInfo(job_id, pool, queue_id=queue_id)
+    job = yield GetJob(job_id, pool, queue_id=queue_id)
     if isinstance(job, AIHCError):
         log.warning("Could not read AIHC job %s for its summary (%s)", job_id, job)
         return summarize(None, job_id, Outputs(), reason), Outputs(), None

@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from airflow_provider_aihc.exceptions import AIHCError
-from airflow_provider_aihc.hooks._base import is_retryable
+from airflow_provider_aihc.hooks._wire import is_retryable
 from airflow_provider_aihc.watch.flow import WAKE_GRID_SECONDS, grid_sleep
 from airflow_provider_aihc.watch.job import error_backoff
 

@@ -30,10 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: in_proce
 
 from in_process_airflow import build_execution_api_once
 
-from airflow_provider_aihc.emulator import (
-    scenarios,
-)
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 
 EXAMPLES = (

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from airflow_provider_aihc.emulator import scenarios
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.operators._identity import TI_LABEL
 
 pytestmark = pytest.mark.dagrun

@@ -17,11 +17,8 @@ from typing import Any
 import pytest
 from e2e_paths import EXAMPLES_DIR
 
-from airflow_provider_aihc.emulator import (
-    DEFAULT_RESOURCE_POOL_ID,
-    DEFAULT_SECRET_ACCESS_KEY,
-    scenarios,
-)
+from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, DEFAULT_SECRET_ACCESS_KEY
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 
 sys.path.insert(0, str(Path(__file__).parent / "dags"))

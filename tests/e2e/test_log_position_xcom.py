@@ -17,8 +17,8 @@ import pytest
 from airflow2_rows import deferred_task_instance
 
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.triggers.log_position import LogPositionStore
@@ -76,7 +76,7 @@ def test_a_takeover_resumes_from_the_position_in_airflows_xcom(
     assert payload["status"] == "success"
     pod = "kept-master-0"
     page = aihc_emulator.backend.pod_logs(DEFAULT_RESOURCE_POOL_ID, job_id, pod, marker="")
-    written = [line for record in page["logs"] for line in record.split("\n") if line]
+    written = [line for line in page.lines if line]
     shown = Counter(_copied(caplog))
     assert set(written) <= set(shown)
     twice = [line for line, n in shown.items() if n > 1]

@@ -9,7 +9,7 @@ import pytest
 from e2e_paths import AIRFLOW
 
 from airflow_provider_aihc.get_provider_info import get_provider_info
-from airflow_provider_aihc.hooks._base import (
+from airflow_provider_aihc.hooks._connection import (
     API_VERSIONS,
     DEFAULT_CONNECT_TIMEOUT_SECONDS,
     DEFAULT_MAX_RETRIES,

@@ -21,8 +21,8 @@ import pytest
 from test_watch_dags import last_run, printed_once
 
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 
 pytestmark = pytest.mark.dagrun
 
@@ -47,7 +47,7 @@ def log_lines(server: EmulatorServer, job: dict[str, Any], queue: str) -> list[s
     page = server.backend.pod_logs(
         job["resourcePoolId"], job["jobId"], pod, marker="", queue_id=queue
     )
-    return [line for record in page["logs"] for line in record.split("\n")]
+    return list(page.lines)
 
 
 @pytest.mark.parametrize(("api_version", "pool", "queue"), CASES)

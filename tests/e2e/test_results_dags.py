@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY
 from airflow_provider_aihc.emulator.pytest_plugin import CONN_ENV
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 
 pytestmark = pytest.mark.dagrun
 

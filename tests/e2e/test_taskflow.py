@@ -36,7 +36,7 @@ def _jobs_by_task(server: EmulatorServer) -> dict[str, list[dict[str, Any]]]:
 
 def _pod_lines(server: EmulatorServer, job: dict[str, Any], pod: str) -> list[str]:
     page = server.backend.pod_logs(DEFAULT_RESOURCE_POOL_ID, job["jobId"], pod)
-    return [line.split(" ", 1)[1] for record in page["logs"] for line in record.splitlines()]
+    return [line.split(" ", 1)[1] for line in page.lines]
 
 
 def _line_of(text: str) -> int:

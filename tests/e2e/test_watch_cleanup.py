@@ -13,8 +13,9 @@ import pytest
 from airflow2_rows import deferred_task_instance
 from polls import reads, until_polled
 
-from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios
+from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS

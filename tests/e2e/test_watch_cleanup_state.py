@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from airflow_provider_aihc.emulator import scenarios
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_3_PLUS
 
 pytestmark = pytest.mark.dagrun

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.links.aihc import AIHCJobLink
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 
@@ -36,7 +37,7 @@ def log_lines(server: EmulatorServer, job: dict[str, Any]) -> list[str]:
     """Every line the emulator wrote for the job's (one) pod."""
     pod = f"{job['name']}-master-0"
     page = server.backend.pod_logs(job["resourcePoolId"], job["jobId"], pod, marker="")
-    return [line for record in page["logs"] for line in record.split("\n")]
+    return list(page.lines)
 
 
 def last_run(dag_id: str) -> tuple[str, dict[str, str]]:

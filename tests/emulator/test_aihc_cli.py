@@ -21,7 +21,7 @@ from airflow_provider_aihc.emulator import (
     DEFAULT_SECRET_ACCESS_KEY,
     EmulatorServer,
 )
-from airflow_provider_aihc.emulator.scenarios import HoldJob
+from airflow_provider_aihc.emulator.steering.scenarios import HoldJob
 
 AIHC = Path(sys.executable).with_name("aihc")
 POOL_NAME = "emulator-pool"

@@ -24,7 +24,7 @@ from airflow_provider_aihc.emulator import (
     DEFAULT_SECRET_ACCESS_KEY,
     EmulatorServer,
 )
-from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator.state.jobs import Progression
 
 GPU = [{"name": "baidu.com/a800_80g_cgpu", "quantity": 8}]
 SERVERLESS = "aihc-serverless"
@@ -340,7 +340,7 @@ def test_unknown_action_wrong_method_and_wrong_version(client: Client) -> None:
 def test_faults_hit_the_operation_in_either_dialect(
     sdk: AihcClient, server: EmulatorServer
 ) -> None:
-    from airflow_provider_aihc.emulator import scenarios
+    from airflow_provider_aihc.emulator.steering import scenarios
 
     job_id = create(sdk, "faulty")
     server.backend.add_fault(scenarios.error(503, operation="GetJob"))

@@ -9,7 +9,7 @@ import requests
 from aihc_emulator_client import POOL, Client
 
 from airflow_provider_aihc.emulator import EmulatorServer
-from airflow_provider_aihc.emulator.control import control_headers
+from airflow_provider_aihc.emulator.http.control import control_headers
 
 
 def control(
@@ -133,7 +133,7 @@ def test_control_payloads_are_type_checked(server: EmulatorServer) -> None:
 
 def test_control_answers_loopback_clients_only(server: EmulatorServer) -> None:
     """A non-loopback peer cannot be made over a test's socket: call the app directly."""
-    from airflow_provider_aihc.emulator.wire import Request
+    from airflow_provider_aihc.emulator.http.wire import Request
 
     headers = [("Host", "127.0.0.1:1"), *control_headers(server.control_token).items()]
     remote = Request("POST", "/_emulator/reset", headers, b"", peer="10.1.2.3")

@@ -13,7 +13,7 @@ import requests
 from aihc_emulator_client import Client, job_body
 
 from airflow_provider_aihc.emulator import EmulatorServer
-from airflow_provider_aihc.emulator.control import (
+from airflow_provider_aihc.emulator.http.control import (
     REDACTED,
     TOKEN_ENV,
     TOKEN_HEADER,

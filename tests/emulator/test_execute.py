@@ -15,8 +15,9 @@ import pytest
 from aihc_emulator_client import POOL, Client
 from local_processes import group_members, job_processes, wait_for
 
-from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, EmulatorServer, scenarios
-from airflow_provider_aihc.emulator.execute import ExecuteSettings
+from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, EmulatorServer
+from airflow_provider_aihc.emulator.state.execute import ExecuteSettings
+from airflow_provider_aihc.emulator.steering import scenarios
 
 SECRET = secrets.token_urlsafe(18)
 Q = {"resourcePoolId": POOL}

@@ -8,7 +8,8 @@ import pytest
 import requests
 from aihc_emulator_client import POOL, Client, job_body
 
-from airflow_provider_aihc.emulator import EmulatorServer, scenarios
+from airflow_provider_aihc.emulator import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 
 JOBS = "/api/v1/aijobs"
 Q = {"resourcePoolId": POOL}

@@ -57,7 +57,7 @@ from airflow_provider_aihc.emulator import (
     DEFAULT_SECRET_ACCESS_KEY,
     EmulatorServer,
 )
-from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator.state.jobs import Progression
 
 SELF_MANAGED, RESEARCH = "cce-emulator0", "research"
 MANAGED, MANAGED_QUEUE_ID = "aihc-serverless", "aihcq-emulator0"

@@ -245,7 +245,8 @@ def test_serverless_pool_needs_a_queue_id(client: Client) -> None:
     wrong = client.request("GET", f"{JOBS}/{job_id}", {**pool, "queueID": "aihcq-other"})
     assert (wrong.status_code, wrong.json()["code"]) == (403, "AccessDenied")
     assert client.request("GET", JOBS, pool).status_code == 400
-    # The queue's name where its id is wanted (fidelity S3-4: the queue is ``default`` by
+    # The queue's name where its id is wanted (the definitions want the id,
+    # bce-openapi-meta ``StopJob.json:4``; the queue is ``default`` by
     # name, ``aihcq-emulator0`` by id), on a call and on a create.
     by_name = client.request("GET", f"{JOBS}/{job_id}", {**pool, "queueID": "default"})
     assert (by_name.status_code, by_name.json()["code"]) == (400, "InvalidParam")

@@ -7,7 +7,7 @@ import re
 from aihc_emulator_client import POOL, Client, FakeClock
 
 from airflow_provider_aihc.emulator import EmulatorServer
-from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator.state.jobs import Progression
 
 Q = {"resourcePoolId": POOL}
 STAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aihc_emulator_client import POOL, Client
 
 from airflow_provider_aihc.emulator import EmulatorServer
-from airflow_provider_aihc.emulator.pools import Pool, Queue
+from airflow_provider_aihc.emulator.state.pools import Pool, Queue
 
 
 def test_list_pools(client: Client) -> None:

@@ -8,8 +8,8 @@ import pytest
 from aihc_emulator_client import POOL, Client, FakeClock
 
 from airflow_provider_aihc.emulator import EmulatorServer
-from airflow_provider_aihc.emulator.jobs import Progression
-from airflow_provider_aihc.emulator.scenarios import FailJob, ForceStatus, HoldJob
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering.scenarios import FailJob, ForceStatus, HoldJob
 
 Q = {"resourcePoolId": POOL}
 EVENTS_Q = {**Q, "jobFramework": "PyTorchJob"}

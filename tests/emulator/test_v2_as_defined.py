@@ -3,7 +3,7 @@ official shapes, so a provider that gets either wrong fails here.
 
 Sources: bce-openapi-meta ``schema/aihc/*.json`` (requests), baiducloud-go-sdk
 ``services/aihc/model_*.go`` and baiducloud-python-sdk-aihc 0.0.4 ``models/*.py``
-(answers); the items of ``shared/aihc-api-fidelity.md`` each case belongs to are named.
+(answers), each case with the file and line it follows.
 """
 
 from __future__ import annotations
@@ -47,27 +47,27 @@ def refused(response: Any) -> tuple[int, str, str]:
 def test_describe_job_answers_a_job_item_as_the_generated_clients_read_it(client: Client) -> None:
     job_id = create(client, "shaped")
     answer = v2(client, "DescribeJob", {"jobId": job_id, "needDetail": True}).json()
-    item = answer["job"]  # {requestId, job}: model_describe_job_response.go:8 (S3-1)
+    item = answer["job"]  # {requestId, job}: model_describe_job_response.go:8
     assert "requestId" in answer
     assert item["jobid"] == job_id  # model_job_item.go:4
-    assert item["Job"]["image"] == "trainer:1"  # the spec under ``Job``: :11 (S2-1)
+    assert item["Job"]["image"] == "trainer:1"  # the spec under ``Job``: :11
     assert "jobSpec" not in item
     assert [pod["name"] for pod in item["pods"]] == ["shaped-master-0", "shaped-worker-0"]
-    for pod in item["pods"]:  # flat pods: model_pod.go:4-14 (S2-2)
+    for pod in item["pods"]:  # flat pods: model_pod.go:4-14
         assert "objectMeta" not in pod
         assert isinstance(pod["restartCount"], int)
         assert {"PodIP", "nodeName", "status", "replicaType", "envs", "reason"} <= set(pod)
     assert item["historyPods"] == []
     listed = v2(client, "DescribeJobs", {}).json()["jobs"]
     assert [job["jobid"] for job in listed] == [job_id]
-    assert "jobTimeLine" not in listed[0]  # not in list items: JobItem.java:110 (S3-2)
+    assert "jobTimeLine" not in listed[0]  # not in list items: JobItem.java:110
 
 
 def test_enable_bccl_status_takes_the_official_values(client: Client) -> None:
     spec = {"image": "t:1", "replicas": 2, "enableRDMA": True}
     job_id = create(client, "bccl", enableBccl=True, jobSpec=spec)
     item = v2(client, "DescribeJob", {"jobId": job_id}).json()["job"]
-    assert item["enableBcclStatus"] in {"success", "failed", "unknown"}  # S3-3
+    assert item["enableBcclStatus"] in {"success", "failed", "unknown"}  # JobItem.java
 
 
 @pytest.mark.parametrize("field", ["startTime", "maxLines", "chunkSize", "endTime"])
@@ -75,7 +75,7 @@ def test_log_arguments_are_strings_and_a_number_is_refused(client: Client, field
     job_id = create(client, "logs")
     body = {"jobId": job_id, "podName": "logs-master-0", "marker": ""}
     number = refused(v2(client, "DescribeJobLogs", {**body, field: 5}))
-    assert number[:2] == (400, "MalformedJSON")  # S1-4: DescribeJobLogs.json:36-55
+    assert number[:2] == (400, "MalformedJSON")  # DescribeJobLogs.json:36-55
     assert field in number[2]
     assert v2(client, "DescribeJobLogs", {**body, field: "5"}).status_code == 200
 
@@ -85,7 +85,7 @@ def test_a_fractional_v2_quantity_is_refused(client: Client) -> None:
     status, code, message = refused(
         v2(client, "CreateJob", {"name": "frac", "command": "c", "jobSpec": spec})
     )
-    assert (status, code) == (400, "MalformedJSON")  # S1-5: CreateJob.json:78-79
+    assert (status, code) == (400, "MalformedJSON")  # CreateJob.json:78-79
     assert "quantity" in message
 
 
@@ -97,7 +97,7 @@ def test_a_ray_job_needs_a_head_role(client: Client) -> None:
             {"name": "ray", "command": "c", "jobType": "RayJob", "jobSpec": RAY_HEAD},
         )
     )
-    assert flat[:2] == (400, "InvalidParam")  # S1-3: i18n/zh-CN/aihc/CreateJob.json:8
+    assert flat[:2] == (400, "InvalidParam")  # i18n/zh-CN/aihc/CreateJob.json:8
     assert "Head" in flat[2]
     job_id = create(client, "ray", jobType="RayJob", jobSpec={"Head": RAY_HEAD})
     item = v2(client, "DescribeJob", {"jobId": job_id}).json()["job"]
@@ -120,7 +120,7 @@ def test_a_ray_job_needs_a_head_role(client: Client) -> None:
 def test_every_single_job_action_needs_the_queue_id(
     client: Client, action: str, extra: dict[str, Any]
 ) -> None:
-    # queueID required: bce-openapi-meta schema/aihc/<action>.json:12-17 (S3-6).
+    # queueID required: bce-openapi-meta schema/aihc/<action>.json:12-17.
     job_id = create(client, "q")
     status, code, message = refused(v2(client, action, {"jobId": job_id, **extra}, queueID=None))
     assert (status, code) == (400, "InvalidParam")

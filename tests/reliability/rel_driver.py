@@ -38,13 +38,10 @@ import rel_plan  # noqa: E402
 sys.path.insert(0, str(HERE.parent))  # tests/: in_process_airflow
 from in_process_airflow import build_execution_api_once  # noqa: E402
 
-from airflow_provider_aihc.emulator import (  # noqa: E402
-    DEFAULT_ACCESS_KEY_ID,
-    DEFAULT_SECRET_ACCESS_KEY,
-    scenarios,
-)
-from airflow_provider_aihc.emulator.jobs import Progression  # noqa: E402
+from airflow_provider_aihc.emulator import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY  # noqa: E402
 from airflow_provider_aihc.emulator.server import EmulatorServer  # noqa: E402
+from airflow_provider_aihc.emulator.state.jobs import Progression  # noqa: E402
+from airflow_provider_aihc.emulator.steering import scenarios  # noqa: E402
 
 EVENTS_ENV = "AIHC_REL_EVENTS"
 #: A case that takes longer than this is abandoned (the whole driver exits).

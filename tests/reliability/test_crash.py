@@ -33,9 +33,9 @@ import pytest
 import rel_plan
 from rel_support import FIGURES, StubTaskInstance, TaskDeferred, connection_json, task_context
 
-from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger

@@ -33,8 +33,8 @@ from rel_support import (
     task_context,
 )
 
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.operators import _submit
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator

@@ -40,8 +40,8 @@ from rel_support import (
     task_context,
 )
 
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
@@ -137,7 +137,7 @@ def _held_job_task(
         return task, _deferred_trigger(task)
     job_id = emulator.backend.create_job(
         POOL, {"name": "deferred-kill", "jobSpec": {"image": "i", "command": "c"}}
-    )["jobId"]
+    )
     task = AIHCJobSensor(task_id="watch", job_id=job_id, deferrable=True, poke_interval=0.05)
     return task, _deferred_trigger(task)
 

@@ -69,8 +69,8 @@ def aihc_system(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> I
     if any(key.startswith(ENV) for key in os.environ):
         print(f"\nAIHC system tests: {ENV}* is set without {ENV}CONFIRM={CONFIRM}: "
               "running against the emulator, no real job is created")  # fmt: skip
-    from airflow_provider_aihc.emulator.jobs import Progression
     from airflow_provider_aihc.emulator.server import EmulatorServer
+    from airflow_provider_aihc.emulator.state.jobs import Progression
 
     pace = Progression(polls_per_status=None, seconds_per_status=0.5, running_seconds=3)
     server = EmulatorServer(progression=pace).start()

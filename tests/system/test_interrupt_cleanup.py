@@ -24,9 +24,9 @@ from airflow_provider_aihc.emulator import (
     DEFAULT_RESOURCE_POOL_ID,
     DEFAULT_SECRET_ACCESS_KEY,
 )
-from airflow_provider_aihc.emulator.jobs import Progression
-from airflow_provider_aihc.emulator.scenarios import HoldJob
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering.scenarios import HoldJob
 
 EXAMPLE = SYSTEM_DIR / "aihc" / "example_aihc_job.py"
 DEADLINE_SECONDS = 300

@@ -15,8 +15,8 @@ import pytest
 from conftest import emulator_target
 from system_runner import ALREADY_DELETED, CONN_ID, SYSTEM_DIR, SystemRun
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 
 EXAMPLE = SYSTEM_DIR / "aihc" / "example_aihc_stop_job.py"
 

@@ -2,7 +2,8 @@
 
 Times: jobs use ISO UTC (``2024-07-16T08:33:43Z``, ``finishedAt`` ``""`` until the end);
 events use ``2024-07-15 16:52:50 +0000 UTC`` and are answered ``{events, total}`` by v1's
-``…/events`` and v2's ``DescribeJobEvents``/``DescribePodEvents`` alike (aihc-api §3.5, §10).
+``…/events`` and v2's ``DescribeJobEvents``/``DescribePodEvents`` alike (bce-sdk-go
+``api/v1/aiJob.go``; bce-openapi-meta ``schema/aihc/DescribeJobEvents.json``).
 """
 
 from __future__ import annotations
@@ -12,10 +13,15 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
+from airflow_provider_aihc.emulator.state.errors import invalid_param
 from airflow_provider_aihc.emulator.state.events import Event
+from airflow_provider_aihc.emulator.state.paging import LogPage
+from airflow_provider_aihc.emulator.state.trainlog import chunked, encode_marker
 
 ISO_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 EVENT_TIME_FORMAT = "%Y-%m-%d %H:%M:%S +0000 UTC"
+#: The largest page a listing answers.
+MAX_PAGE_SIZE = 100
 
 
 @lru_cache(maxsize=4096)
@@ -48,3 +54,32 @@ def event(item: Event) -> dict[str, Any]:
 def events_answer(items: Sequence[Event]) -> dict[str, Any]:
     """``{events, total}``."""
     return {"events": [event(item) for item in items], "total": len(items)}
+
+
+def log_page(page: LogPage, pod_name: str, chunk: int) -> dict[str, Any]:
+    """A page of a pod's log, ``chunk`` lines to a string (0: one string), and the marker
+    of the next page (both dialects answer so)."""
+    return {
+        "jobId": page.job_id,
+        "podName": pod_name,
+        "logs": chunked(page.lines, chunk),
+        "nextMarker": encode_marker(page.offset),
+    }
+
+
+def check_page(page_no: int, page_size: int) -> None:
+    """A 1-based page number and a size of 1 to ``MAX_PAGE_SIZE``, else ``400``."""
+    if page_no < 1:
+        raise invalid_param("pageNo must be at least 1")
+    if not 1 <= page_size <= MAX_PAGE_SIZE:
+        raise invalid_param(f"pageSize must be between 1 and {MAX_PAGE_SIZE}")
+
+
+def check_job_listing(order_by: str, order: str, page_no: int, page_size: int) -> None:
+    """A job listing's order (``createdAt``/``finishedAt``, ``asc``/``desc``) and page, as
+    both dialects spell them, else ``400``."""
+    if order_by not in ("createdAt", "finishedAt"):
+        raise invalid_param("orderBy must be createdAt or finishedAt")
+    if order not in ("asc", "desc"):
+        raise invalid_param("order must be asc or desc")
+    check_page(page_no, page_size)

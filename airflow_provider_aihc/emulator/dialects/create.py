@@ -1,4 +1,4 @@
-"""Create-body validation, as the server would answer it (aihc-api §3.3, §5).
+"""Create-body validation, as the server would answer it (bce-sdk-go ``api/v1/aiJob.go``).
 
 * A field of the wrong JSON type is ``400 MalformedJSON`` (third-party report: "a number
   where a string is expected"); a body that is not a JSON object is
@@ -9,8 +9,9 @@
 * ``null`` counts as absent for optional fields (the aihc CLI sends ``"labels": null``).
 * Unknown fields are kept and echoed, not rejected.
 
-v2 ``CreateJob`` (aihc-api §10; docs ``Hmayv96tj``; bce-python-sdk 0.9.79 ``CreateJob``)
-differs: ``command`` is top level and required, ``jobType`` (``PyTorchJob``, ``TFJob``,
+v2 ``CreateJob`` (bce-openapi-meta ``schema/aihc/CreateJob.json``; docs ``Hmayv96tj``;
+bce-python-sdk 0.9.79 ``CreateJob``) differs: ``command`` is top level and required,
+``jobType`` (``PyTorchJob``, ``TFJob``,
 ``MPIJob``; ``RayJob`` from aihc-gen) replaces ``jobFramework``, a TFJob's ``jobSpec``
 maps roles (``Chief``/``Worker``/``PS``/``Evaluator``) to specs, the queue is the
 ``queueID`` query (the body's ``queue``, optional because the SDK omits it, must name the
@@ -78,6 +79,7 @@ def parse_create(body: object) -> JobRequest:
         envs=_objects(spec, "envs", "jobSpec.envs"),
         labels=_labels(body),
         body=body,
+        **_echoed(body, framework),
     )
     _check_optional_types(body, spec)
     _check_bccl(body, request)
@@ -123,11 +125,34 @@ def parse_create_v2(body: object, queue_id: str | None) -> JobRequest:
         envs=_objects(spec, "envs", "jobSpec.envs"),
         labels=_labels(body),
         body=body,
+        **_echoed(body, job_type),
     )
     _check_optional_types(body, spec)
     _check_v2_extras(body)
     _check_bccl(body, request)
     return request
+
+
+def _echoed(body: dict[str, Any], framework: str) -> dict[str, Any]:
+    """The :class:`~airflow_provider_aihc.emulator.state.jobs.JobRequest` fields the answers
+    echo, as sent (their types are checked after: ``_check_optional_types``)."""
+    sent = body.get("jobSpec")
+    spec = sent if isinstance(sent, dict) else {}
+    config = body.get("faultToleranceConfig")
+    return {
+        "datasources": body.get("datasources"),
+        "enable_bccl": bool(body.get("enableBccl")),
+        "fault_tolerance": bool(body.get("faultTolerance")),
+        "fault_tolerance_args": body.get("faultToleranceArgs"),
+        "fault_tolerance_patterns": list(config.get("customFaultTolerancePattern") or [])
+        if isinstance(config, dict)
+        else [],
+        "enable_rdma": spec.get("enableRDMA"),
+        "host_network": spec.get("hostNetwork"),
+        "privileged": spec.get("privileged"),
+        "image_config": spec.get("imageConfig"),
+        "roles": spec if framework in ("TFJob", "RayJob") and isinstance(sent, dict) else None,
+    }
 
 
 def _v2_spec(body: dict[str, Any], job_type: str) -> dict[str, Any]:

@@ -7,8 +7,9 @@ handler; handlers only parse, call the one state and render.  One place,
 :class:`~.errors.EmulatorError` to ``{"requestId", "code", "message"}`` (both dialects) and records
 the request in the steering's request log.
 
-Envelopes (aihc-api §3.1, §10): v1 ``{"requestId", "result"}`` for job and pool
-endpoints, job and pod events unwrapped (``{"events", "total"}``), queue endpoints
+Envelopes (bce-sdk-go ``bce/response.go``; v2 reference pages): v1
+``{"requestId", "result"}`` for job and pool endpoints, job and pod events unwrapped
+(``{"events", "total"}``), queue endpoints
 ``{"requestID", "result"}``; v2 flat ``{"requestId", ...}``.  Every answer has an
 ``x-bce-request-id`` header.  A v2 request whose ``X-API-Version`` or ``version`` header
 names another version is ``404 InvalidVersion`` (a BCE common code; when the server

@@ -170,7 +170,7 @@ class JobRun:
         request = job.request
         self._image = request.image
         self._replicas = [_Replica(p.name, p.rank) for p in pods_of(job)]
-        self._mounts = _mounts(request.body.get("datasources"), settings.mounts, workdir)
+        self._mounts = _mounts(request.datasources, settings.mounts, workdir)
         self._command = _rewrite(request.command, self._mounts)
         self._envs = {
             str(e.get("name")): _rewrite(str(e.get("value", "")), self._mounts)

@@ -139,7 +139,8 @@ class Plan:
 
 @dataclass(frozen=True)
 class JobRequest:
-    """A validated create body: the fields the emulator acts on, plus the whole body."""
+    """A validated create body: what the emulator acts on and what its answers echo, each as
+    a field (``None``: not sent), so neither the state nor a renderer reads the wire body."""
 
     name: str
     queue: str
@@ -151,7 +152,22 @@ class JobRequest:
     resources: list[dict[str, Any]]
     envs: list[dict[str, Any]]
     labels: list[dict[str, str]]
+    #: The whole body as sent, shown by the control API's state view only.
     body: dict[str, Any]
+    #: ``datasources`` as sent (mounts under ``--execute``).
+    datasources: list[dict[str, Any]] | None = None
+    enable_bccl: bool = False
+    fault_tolerance: bool = False
+    fault_tolerance_args: str | None = None
+    #: ``faultToleranceConfig.customFaultTolerancePattern``.
+    fault_tolerance_patterns: list[Any] = field(default_factory=list)
+    #: ``jobSpec``'s ``enableRDMA``, ``hostNetwork``, ``privileged``, ``imageConfig`` as sent.
+    enable_rdma: Any = None
+    host_network: Any = None
+    privileged: Any = None
+    image_config: dict[str, Any] | None = None
+    #: A TFJob's or RayJob's role map (``jobSpec``: role → spec), as sent.
+    roles: dict[str, Any] | None = None
 
     @property
     def gpus(self) -> int:

@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .errors import invalid_param
 from .jobs import Job
 
-MAX_PAGE_SIZE = 100
 T = TypeVar("T")
 
 
@@ -27,14 +25,6 @@ class LogPage:
     job_id: str
     lines: list[str]
     offset: int
-
-
-def check_page(page_no: int, page_size: int) -> None:
-    """A 1-based page number and a size of 1 to ``MAX_PAGE_SIZE``, else ``400``."""
-    if page_no < 1:
-        raise invalid_param("pageNo must be at least 1")
-    if not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise invalid_param(f"pageSize must be between 1 and {MAX_PAGE_SIZE}")
 
 
 def sort_key(job: Job, order_by: str) -> tuple[float, int]:

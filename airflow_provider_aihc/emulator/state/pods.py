@@ -3,7 +3,7 @@
 Pods are ``<name>-master-0`` and ``<name>-worker-{i}`` for ``i < replicas - 1``; each pod's
 status while the job runs is ``READY`` (the aihc CLI counts ``READY`` pods).  Node names and
 pod IPs are stable digests of the job id and the rank.  The platform labels a job with its
-creator's user id (aihc-api §3.2).
+creator's user id (Baidu's v1 job examples).
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def pod_reason(job: Job) -> str:
 def user_id(access_key_id: str) -> str:
     """The id of the user an access key belongs to, as the ``ai-user-id`` label shows it.
 
-    The platform labels a job with its creator's user id (aihc-api §3.2); each emulator
+    The platform labels a job with its creator's user id (Baidu's v1 job examples); each emulator
     access key is its own user, whose id is derived from the key (the format of real ids
     is inferred: 32 hex digits, like an IAM user id).
     """

@@ -48,7 +48,7 @@ from .errors import EmulatorError, invalid_param, not_found
 from .events import Event, job_events, pod_events
 from .execute import ExecuteSettings, Executor, JobRun
 from .jobs import PRIORITIES, Clock, Job, JobFilter, Progression
-from .paging import LogPage, Page, check_page, sort_key
+from .paging import LogPage, Page, sort_key
 from .pods import PodRef, find_pod, is_placed, node_name, pod_context, pods_of
 from .pools import Pool, PoolUsage, Queue, allocated, default_pools, usage
 from .services import OnRollout, Services
@@ -162,11 +162,6 @@ class State:
 
         :param where: v2's filters (status, name or queue keyword).
         """
-        if order_by not in ("createdAt", "finishedAt"):
-            raise invalid_param("orderBy must be createdAt or finishedAt")
-        if order not in ("asc", "desc"):
-            raise invalid_param("order must be asc or desc")
-        check_page(page_no, page_size)
         with self._lock:
             self._job_pool(pool_id, queue_id)
             found = [j for j in self._jobs.values() if j.pool_id == pool_id]
@@ -297,7 +292,6 @@ class State:
         where: Callable[[Pool], bool] | None = None,
     ) -> Page[T]:
         """One page of the pools (by id), each ``render``-ed; ``where`` keeps some pools."""
-        check_page(page_no, page_size)
         with self._lock:
             pools = sorted(self._pools.values(), key=lambda p: p.pool_id)
             pools = [p for p in pools if where is None or where(p)]
@@ -315,7 +309,6 @@ class State:
         self, pool_id: str, render: QueueRender[T], *, page_no: int = 1, page_size: int = 10
     ) -> Page[T]:
         """One page of a pool's queues, each ``render``-ed."""
-        check_page(page_no, page_size)
         with self._lock:
             pool = self._pool(pool_id)
             start = (page_no - 1) * page_size

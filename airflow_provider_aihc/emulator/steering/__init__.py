@@ -12,7 +12,7 @@ from airflow_provider_aihc.emulator.state.jobs import Job
 from airflow_provider_aihc.emulator.state.services import Service
 
 from .requestlog import RequestLog, RequestRecord
-from .scenarios import Fault, Queue, Script
+from .scenarios import Fault, Script, SteeringQueue
 
 __all__ = ["RequestLog", "RequestRecord", "Steering"]
 
@@ -21,8 +21,8 @@ class Steering:
     """The queued faults and scripts and the request log of one emulator."""
 
     def __init__(self) -> None:
-        self.faults = Queue()
-        self.scripts = Queue()
+        self.faults = SteeringQueue()
+        self.scripts = SteeringQueue()
         self.request_log = RequestLog()
 
     def add_fault(self, *faults: Fault) -> None:

@@ -356,8 +356,9 @@ SCRIPT_KINDS: dict[str, type[Script]] = {
 _T = TypeVar("_T")
 
 
-class Queue:
-    """A thread-safe FIFO of faults or scripts, each consumed ``times`` times."""
+class SteeringQueue:
+    """A thread-safe FIFO of faults or scripts, each consumed ``times`` times (not an AIHC
+    queue: those are :class:`~airflow_provider_aihc.emulator.state.pools.Queue`)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from airflow_provider_aihc.exceptions import AIHCConfigError
-from airflow_provider_aihc.hooks._base import ApiRequest, Endpoint, Params
+from airflow_provider_aihc.hooks._endpoint import ApiRequest, Endpoint, Params
 from airflow_provider_aihc.job_parameters import JOB_FIELDS, JobField
 
 __all__ = ["JOBS_PATH", "LIST_FILTERS", "Dialect", "check_path_id", "dialect_for"]

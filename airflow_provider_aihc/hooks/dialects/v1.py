@@ -1,4 +1,5 @@
-"""The v1 REST dialect (aihc-api §3): paths under ``/api/v1``, answers in an envelope.
+"""The v1 REST dialect: paths under ``/api/v1``, answers in an envelope (bce-sdk-go
+``services/aihc/resource/client.go``).
 
 Every job call carries query ``resourcePoolId``; ``queueID`` is added only for the managed
 pools that need it (bce-sdk-go: ``aihc-serverless``, ``aihc-bhcmp``).  The transport already
@@ -12,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from airflow_provider_aihc.exceptions import AIHCConfigError
-from airflow_provider_aihc.hooks._base import MANAGED_POOLS, QUEUE, ApiRequest, Endpoint, Params
+from airflow_provider_aihc.hooks._endpoint import MANAGED_POOLS, QUEUE, ApiRequest, Endpoint, Params
 from airflow_provider_aihc.hooks.dialects import (
     V2_ONLY_FIELDS,
     check_path_id,

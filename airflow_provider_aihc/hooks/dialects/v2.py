@@ -1,4 +1,5 @@
-"""The v2 action dialect (aihc-api §10; bce-python-sdk 0.9.79 ``AihcClient``).
+"""The v2 action dialect (bce-openapi-meta ``schema/aihc/*.json``; bce-python-sdk 0.9.79
+``AihcClient``).
 
 Job actions: ``POST /?action=<Action>&resourcePoolId=<pool>&queueID=<queue>``, arguments in
 a JSON body, header ``X-API-Version: v2``.  Pool and queue actions: ``GET /?action=…`` with
@@ -15,7 +16,7 @@ inferred, not documented: a TFJob is sent as one ``Worker`` role
 queue's id on a managed pool, its name on a self-managed one
 ("自运维资源池须填入队列名称，托管资源池须填入队列Id": bce-openapi-meta
 ``i18n/zh-CN/aihc/StopJob.json:4``).  The callers carry the job's queue (a managed pool's
-call without it is refused before sending: ``hooks/_base.py``); a self-managed pool's
+call without it is refused before sending: ``hooks/_endpoint.py``); a self-managed pool's
 call that names none sends ``default``, that pool's default queue.  A list sends its
 ``queue`` as ``queueID`` too (``hooks/calls.py`` ``ListJobsCall``).  Pools are listed
 with ``resourcePoolType=common`` (the managed pool is addressed as ``aihc-serverless``).
@@ -32,7 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from airflow_provider_aihc.exceptions import AIHCConfigError
-from airflow_provider_aihc.hooks._base import Action, ApiRequest, Endpoint, Params
+from airflow_provider_aihc.hooks._endpoint import Action, ApiRequest, Endpoint, Params
 from airflow_provider_aihc.hooks.dialects import (
     LIST_FILTERS,
     V1_ONLY_FIELDS,

@@ -34,7 +34,7 @@ def job_info(item: Mapping[str, Any]) -> dict[str, Any]:
     info.setdefault("jobFramework", item.get("jobType", ""))
     # The generated clients keep the spec under ``Job`` (baiducloud-go-sdk
     # services/aihc/model_job_item.go:11; baiducloud-python-sdk-aihc models/job_item.py);
-    # the docs' example under ``jobSpec`` (aihc-api §3.3): both are read.
+    # Baidu's reference page example under ``jobSpec`` (cloud.baidu.com/doc/AIHC): both are read.
     spec = item.get("Job", item.get("jobSpec"))
     if isinstance(spec, dict) and not _is_spec(spec):
         spec = next((s for s in spec.values() if isinstance(s, dict)), {})  # a role map

@@ -47,7 +47,7 @@ with DAG("watch_sensor_modes", schedule=None, start_date=datetime(2024, 1, 1), c
     @task
     def burst() -> None:
         """Queue a burst of 503s and 429s in the emulator's control API."""
-        from airflow_provider_aihc.emulator.control import control_headers
+        from airflow_provider_aihc.emulator.http.control import control_headers
         from airflow_provider_aihc.hooks.aihc import AIHCHook
 
         request = urllib.request.Request(

@@ -1,6 +1,7 @@
 """Differential test: our signer against bce-python-sdk 0.9.79 over generated requests.
 
-The SDK is the oracle the vectors were generated with (aihc-api.md §8-9); it is a test-only
+The SDK is the oracle the vectors were generated with (Baidu's signing specification,
+cloud.baidu.com/doc/Reference/s/njwvz1yfu); it is a test-only
 dependency. It is called exactly as the vectors' ``sdk_call`` says::
 
     sign(BceCredentials(ak, sk), method.encode(), normalize_string(path, False),

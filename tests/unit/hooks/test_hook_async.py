@@ -15,8 +15,8 @@ import pytest
 from hook_helpers import POOL, SK, StepClock, Waits, job_body, total_requests
 
 from airflow_provider_aihc.auth.signer import format_timestamp
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import (
     AIHCAuthError,
     AIHCConfigError,
@@ -28,15 +28,15 @@ from airflow_provider_aihc.exceptions import (
 )
 from airflow_provider_aihc.hooks import _calling as calling_module
 from airflow_provider_aihc.hooks import _sessions, _transport
-from airflow_provider_aihc.hooks._base import Attempt
 from airflow_provider_aihc.hooks._sessions import borrowed
+from airflow_provider_aihc.hooks._wire import Attempt
 from airflow_provider_aihc.hooks.aihc import AIHCHook, shared_async_hook
 
 
 @pytest.fixture
 def job_id(aihc_emulator: EmulatorServer) -> str:
     """A job made in the backend directly: no request, no connection."""
-    return str(aihc_emulator.backend.create_job(POOL, job_body("async-job"))["jobId"])
+    return str(aihc_emulator.backend.create_job(POOL, job_body("async-job")))
 
 
 async def spy_client(hook: AIHCHook, monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
@@ -137,7 +137,8 @@ async def test_async_twins(aihc_emulator: EmulatorServer, job_id: str) -> None:
     full = await hook.aget_pod_logs(job_id, "async-job-master-0", marker="")
     full_lines = full.logs[0].splitlines()
     assert tail.logs[0].splitlines() == full_lines[-2:]
-    # A first page is the whole log, whatever max_lines says (fidelity S3-20); the page
+    # A first page is the whole log, whatever max_lines says (bce-openapi-meta
+    # i18n/zh-CN/aihc/DescribeJobLogs.json:10,12); the page
     # from its marker holds what came after (nothing: the job has ended).
     first = await hook.aget_pod_logs(job_id, "async-job-master-0", max_lines=5, marker="")
     rest = await hook.aget_pod_logs(

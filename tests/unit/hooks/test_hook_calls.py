@@ -11,8 +11,8 @@ import pytest
 
 from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCNotFoundError
-from airflow_provider_aihc.hooks import aihc, calls
-from airflow_provider_aihc.hooks._base import QUEUE, Call, Endpoint
+from airflow_provider_aihc.hooks import calls
+from airflow_provider_aihc.hooks._endpoint import QUEUE, Call
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.watch import flow
 
@@ -29,9 +29,8 @@ def test_every_endpoint_is_declared_once_in_the_dialects_that_define_it() -> Non
     endpoints = {c.endpoint.operation: c.endpoint for c in _declared()}
     # Reads of one endpoint into another model share its declaration (the same object).
     assert all(c.endpoint is endpoints[c.endpoint.operation] for c in _declared())
-    assert sorted(endpoints) == sorted(
-        e.operation for e in vars(aihc).values() if isinstance(e, Endpoint)
-    )
+    # ... and no two declarations name one operation.
+    assert len({id(c.endpoint) for c in _declared()}) == len(endpoints)
     # A v2 action for each, but for what only v1 defines (bce-sdk-go ListNodeByResourcePoolID;
     # no v2 action lists a pool's nodes); v1 for each, but for v2's BatchStopJobs.
     assert sorted(e.operation for e in endpoints.values() if e.v2 is None) == ["ListPoolNodes"]
@@ -50,9 +49,9 @@ def test_every_query_argument_and_need_is_a_field_of_its_call() -> None:
 
 
 def test_the_watch_yields_the_hook_declarations() -> None:
-    assert (flow.GetJob, flow.GetJobInfo, flow.GetPodLogs) == (
+    assert (flow.GetJobBrief, flow.GetJob, flow.GetPodLogs) == (
+        calls.GetJobBrief,
         calls.GetJob,
-        calls.GetJobInfo,
         calls.GetPodLogs,
     )
     assert (flow.GetJobEvents, flow.StopJob) == (calls.GetJobEvents, calls.StopJob)
@@ -61,7 +60,7 @@ def test_the_watch_yields_the_hook_declarations() -> None:
 def test_a_call_lacking_what_it_needs_is_refused_before_any_request(
     hook: AIHCHook, aihc_emulator: EmulatorServer
 ) -> None:
-    # A managed pool's job calls need the queue id (hooks/_base.py MANAGED_POOLS).
+    # A managed pool's job calls need the queue id (hooks/_endpoint.py MANAGED_POOLS).
     with pytest.raises(AIHCConfigError, match="StopJob needs queue_id on managed resource pool"):
         hook.send(calls.StopJob("pytorchjob-1", "aihc-serverless"))
     assert aihc_emulator.backend.requests == []
@@ -70,7 +69,7 @@ def test_a_call_lacking_what_it_needs_is_refused_before_any_request(
 def test_every_call_that_addresses_a_job_or_lists_jobs_needs_its_queue() -> None:
     addressing = {c.__name__ for c in _declared() if QUEUE in c.endpoint.needs}
     assert addressing >= {
-        "GetJob", "GetJobInfo", "GetJobStatusItem", "StopJob", "DeleteJob", "UpdateJob",
+        "GetJob", "GetJobBrief", "GetJobStatusItem", "StopJob", "DeleteJob", "UpdateJob",
         "GetJobEvents", "GetPodLogs", "GetPodEvents", "ListJobs", "ListJobSummaries",
         "ListJobStatuses",
     }  # fmt: skip

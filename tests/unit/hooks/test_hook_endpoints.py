@@ -297,7 +297,7 @@ def test_pod_logs_tail_and_marker_paging(hook: AIHCHook, wire: Spy) -> None:
 
     sent = wire(hook)
     first = hook.get_pod_logs(created.job_id, pod, max_lines=4, marker="")
-    assert _lines(first.logs) == full  # a first page is the whole log (fidelity S3-20):
+    assert _lines(first.logs) == full  # a first page is the whole log (DescribeJobLogs.json:10,12):
     assert {"marker", "maxLines"}.isdisjoint(_query(sent.pop(0)))  # neither is sent
     pages: list[str] = []
     markers = [encode_marker(0)]  # the emulator's marker of the first line

@@ -10,10 +10,10 @@ from email.utils import formatdate
 import pytest
 from hook_helpers import AK, Waits, job_body
 
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.backend import RequestRecord
+from airflow_provider_aihc.emulator.http.wire import Response
 from airflow_provider_aihc.emulator.server import EmulatorServer
-from airflow_provider_aihc.emulator.wire import Response
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import (
     AIHCApiError,
     AIHCAuthError,

@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 import pytest
 from hook_helpers import SK, TOKEN, Sent, job_body, total_requests
 
-from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.pools import Pool, Queue
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.pools import Pool, Queue
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCError, AIHCNotFoundError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 

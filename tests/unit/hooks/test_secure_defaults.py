@@ -20,14 +20,10 @@ from hook_helpers import AK, POOL, SK, TOKEN, job_body
 
 from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCTransportError
-from airflow_provider_aihc.hooks._base import (
-    CONTENT_SHA256_HEADER,
-    ApiRequest,
-    Endpoint,
-    config_from_connection,
-    prepare,
-)
+from airflow_provider_aihc.hooks._connection import config_from_connection
+from airflow_provider_aihc.hooks._endpoint import ApiRequest, Endpoint
 from airflow_provider_aihc.hooks._transport import asend
+from airflow_provider_aihc.hooks._wire import CONTENT_SHA256_HEADER, prepare
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.models.job import PodLogs
 from airflow_provider_aihc.watch.job import MAX_ERROR_BACKOFF_SECONDS, error_backoff

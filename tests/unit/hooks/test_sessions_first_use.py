@@ -59,7 +59,7 @@ LIGHT = {"airflow_provider_aihc.hooks", "airflow_provider_aihc.hooks._sessions"}
 def test_the_first_trigger_loads_nothing_heavy_on_the_event_loop(
     aihc_emulator: EmulatorServer,
 ) -> None:
-    job_id = str(aihc_emulator.backend.create_job(POOL, job_body("first-use"))["jobId"])
+    job_id = str(aihc_emulator.backend.create_job(POOL, job_body("first-use")))
     env = {**os.environ, **aihc_emulator.connection(resource_pool_id=None).env()}
     done = subprocess.run(
         [sys.executable, "-c", CHILD, job_id, POOL],

@@ -10,14 +10,15 @@ import pytest
 from hook_helpers import POOL, Sent, StepClock, Waits, job_body
 
 from airflow_provider_aihc.auth.signer import format_timestamp
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import (
     AIHCServerError,
     AIHCThrottledError,
     AIHCTransportError,
 )
-from airflow_provider_aihc.hooks._base import BACKOFF_BASE_SECONDS, DEFAULT_MAX_RETRIES
+from airflow_provider_aihc.hooks._connection import DEFAULT_MAX_RETRIES
+from airflow_provider_aihc.hooks._wire import BACKOFF_BASE_SECONDS
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 Spy = Callable[[AIHCHook], list[Sent]]
@@ -26,7 +27,7 @@ Spy = Callable[[AIHCHook], list[Sent]]
 @pytest.fixture
 def job_id(aihc_emulator: EmulatorServer) -> str:
     """A job made in the backend directly: no request is counted."""
-    return str(aihc_emulator.backend.create_job(POOL, job_body("retried"))["jobId"])
+    return str(aihc_emulator.backend.create_job(POOL, job_body("retried")))
 
 
 def test_two_503s_then_success_is_three_requests(

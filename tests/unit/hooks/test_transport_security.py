@@ -27,7 +27,8 @@ from airflow_provider_aihc.exceptions import (
     AIHCTransportError,
 )
 from airflow_provider_aihc.hooks import _sessions, _transport
-from airflow_provider_aihc.hooks._base import ApiRequest, ConnectionConfig, Endpoint
+from airflow_provider_aihc.hooks._connection import ConnectionConfig
+from airflow_provider_aihc.hooks._endpoint import ApiRequest, Endpoint
 from airflow_provider_aihc.hooks._transport import asend, send
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 

@@ -10,7 +10,8 @@ import warnings
 import pytest
 from aihc_jobs import job_body
 
-from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, scenarios
+from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.lineage.naming import (
     ASSET_SCHEMES,
     Location,

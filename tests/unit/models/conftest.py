@@ -1,4 +1,4 @@
-"""Fixtures of the model tests: the seed job of aihc-api.md §3.3 (Megatron LLaMA2-7B)."""
+"""Fixtures of the model tests: the seed job of Baidu's v1 create example (Megatron LLaMA2-7B)."""
 
 from __future__ import annotations
 

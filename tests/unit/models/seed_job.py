@@ -1,4 +1,4 @@
-"""The seed job of aihc-api.md §3.3 (Megatron LLaMA2-7B), as a body and as parameters."""
+"""The seed job of Baidu's v1 create example (Megatron LLaMA2-7B), as a body and as parameters."""
 
 from __future__ import annotations
 

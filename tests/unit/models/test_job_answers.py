@@ -1,4 +1,5 @@
-"""Lenient response models: extra, missing and null fields, unknown statuses (aihc-api.md §3)."""
+"""Lenient response models: extra, missing and null fields, unknown statuses (bce-sdk-go
+services/aihc/api/v1/aiJob.go)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The create-job request model: wire names, coercion, secrets (aihc-api.md §3.3)."""
+"""The create-job request model: wire names, coercion, secrets (bce-sdk-go api/v1/aiJob.go)."""
 
 from __future__ import annotations
 

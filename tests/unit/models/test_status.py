@@ -1,4 +1,4 @@
-"""``JobStatus`` and the status predicates (aihc-api.md §4)."""
+"""``JobStatus`` and the status predicates (docs/fidelity.md, "Not verified")."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from airflow_provider_aihc.emulator import DEFAULT_ACCESS_KEY_ID as AK
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID as POOL
 from airflow_provider_aihc.emulator.pytest_plugin import CONN_ENV
 from airflow_provider_aihc.emulator.server import EmulatorServer
-from airflow_provider_aihc.emulator.views import user_id
+from airflow_provider_aihc.emulator.state.pods import user_id
 from airflow_provider_aihc.operators._identity import TAG_LABEL, TaskIdentity, tag_verifies
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 
@@ -28,7 +28,7 @@ def _operator(**kwargs: object) -> AIHCCreateJobOperator:
 def _plant(server: EmulatorServer, name: str, labels: dict[str, str], creator: str) -> str:
     body = job_body(name, image="attacker/img")
     body["labels"] = [{"key": k, "value": v} for k, v in labels.items()]
-    job_id = server.backend.create_job(POOL, body, creator=creator)["jobId"]
+    job_id = server.backend.create_job(POOL, body, creator=creator)
     server.backend.set_status(job_id, "Running", hold=True)
     return str(job_id)
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from operator_helpers import TaskInstanceStub, context_of
 
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCJobTimeoutError
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator, ahead_of_execution_timeout
 

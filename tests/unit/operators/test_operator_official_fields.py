@@ -1,4 +1,4 @@
-"""The create fields Baidu's own clients send, as typed operator parameters (issue 19 item 3).
+"""The create fields Baidu's own clients send, as typed operator parameters.
 
 v1 (bce-sdk-go ``services/aihc/api/v1/aiJob.go:172-194``): ``runningTimeoutStopTimeUnit``
 (``max_running_time``), ``codeSource``, ``logCollectionFilePatterns``, node affinity, a

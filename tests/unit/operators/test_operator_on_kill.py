@@ -35,7 +35,7 @@ class BlockedLog:
 def test_on_kill_stops_the_job_while_the_log_is_held(
     aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    job_id = str(aihc_emulator.backend.create_job(POOL, job_body("killed"))["jobId"])
+    job_id = str(aihc_emulator.backend.create_job(POOL, job_body("killed")))
     aihc_emulator.backend.set_status(job_id, "Running", hold=True)
     operator = AIHCCreateJobOperator(task_id="train", name="killed", image="i", command="c")
     operator.job_id, operator._job_pool = job_id, POOL
@@ -56,7 +56,7 @@ def test_on_kill_stops_the_job_while_the_log_is_held(
 
 
 def test_on_kill_keeps_the_job_without_cancel_on_kill(aihc_emulator: EmulatorServer) -> None:
-    job_id = str(aihc_emulator.backend.create_job(POOL, job_body("kept"))["jobId"])
+    job_id = str(aihc_emulator.backend.create_job(POOL, job_body("kept")))
     aihc_emulator.backend.set_status(job_id, "Running", hold=True)
     operator = AIHCCreateJobOperator(
         task_id="train", name="kept", image="i", command="c", cancel_on_kill=False

@@ -1,4 +1,5 @@
-"""The create, stop and delete operators name the job's queue in every call (issue 19 item 2).
+"""The create, stop and delete operators name the job's queue in every call: on a managed
+pool (bce-sdk-go ``services/aihc/resource/client.go:20-21``) AIHC refuses a call without it.
 
 The emulator's managed pool ``aihc-serverless`` refuses a call without its queue's id
 (``aihcq-emulator0``), as AIHC does; a task there that succeeds sent it every time.
@@ -13,8 +14,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from operator_helpers import TaskInstanceStub, context_of
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.exceptions import AIHCValidationError
 from airflow_provider_aihc.operators.aihc import (
     AIHCCreateJobOperator,
@@ -95,7 +96,7 @@ def test_the_resumed_operator_reads_the_summary_in_the_events_queue(
     for _ in range(20):  # polls move a per-poll job on; no clock involved
         if aihc_emulator.backend.job(job_id)["status"] == "Succeeded":
             break
-        aihc_emulator.backend.get_job(MANAGED_POOL, job_id, queue_id=MANAGED_QUEUE)
+        aihc_emulator.backend.poll(MANAGED_POOL, job_id, queue_id=MANAGED_QUEUE)
     assert aihc_emulator.backend.job(job_id)["status"] == "Succeeded"
     event = {"status": "success", "job_id": job_id, "job_status": "Succeeded", "message": "ok",
              "job_queue": MANAGED_QUEUE}  # fmt: skip

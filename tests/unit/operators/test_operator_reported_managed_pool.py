@@ -1,4 +1,4 @@
-"""A pool AIHC reports as managed is treated as managed, whatever its id (issue 19 item 2).
+"""A pool AIHC reports as managed is treated as managed, whatever its id.
 
 Baidu's v1 client knows the managed pools by id (``aihc-serverless``, ``aihc-bhcmp``); on
 v2 a pool's ``type`` says it (``dedicatedV2``, ``bhcmp``: bce-sdk-go
@@ -16,8 +16,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from operator_helpers import TaskInstanceStub, context_of
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.emulator.state.pools import Pool, Queue, default_pools
 from airflow_provider_aihc.exceptions import AIHCValidationError
 from airflow_provider_aihc.hooks.aihc import AIHCHook

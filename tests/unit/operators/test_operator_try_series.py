@@ -16,8 +16,8 @@ from aihc_jobs import job_body
 from operator_helpers import RunStub, TaskInstanceStub, context_of
 
 from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY as SK
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCError, AIHCRefusedError
 from airflow_provider_aihc.operators._identity import (
     SERIES_LABEL,
@@ -208,7 +208,7 @@ def test_a_name_a_job_outside_airflow_holds_gets_a_fresh_name_once(
     aihc_emulator: EmulatorServer,
 ) -> None:
     """Security review F5: a squatted name no longer fails the task without retries."""
-    squatter = aihc_emulator.backend.create_job(POOL, job_body("by-hand"))["jobId"]
+    squatter = aihc_emulator.backend.create_job(POOL, job_body("by-hand"))
     ti = TaskInstanceStub()
     created = _operator(name="by-hand").execute(context_of(ti))
     assert created != squatter
@@ -229,7 +229,7 @@ def test_a_409_for_the_series_own_job_is_adopted(aihc_emulator: EmulatorServer) 
     identity = TaskIdentity.from_context(context)
     labels = identity.labels(job_tag(SK, identity.key, "mine"))
     body = job_body("mine", labels=[{"key": k, "value": v} for k, v in labels.items()])
-    job_id = aihc_emulator.backend.create_job(POOL, body)["jobId"]
+    job_id = aihc_emulator.backend.create_job(POOL, body)
 
     assert _operator(name="mine").execute(context) == job_id
     assert aihc_emulator.backend.count("CreateJob") == 1
@@ -290,7 +290,7 @@ def test_a_deferrable_retry_that_adopts_an_ended_job_copies_its_log(
     assert job.status == "Succeeded"
     [pod] = job.pod_names
     page = aihc_emulator.backend.pod_logs(POOL, job_id, pod, marker="", queue_id=None)
-    written = [line for record in page["logs"] for line in record.split("\n") if line]
+    written = [line for line in page.lines if line]
     assert len(written) >= 3
 
     retry = _operator(wait_for_completion=True, deferrable=True)

@@ -17,12 +17,13 @@ import pytest
 from aihc_jobs import job_body
 from operator_helpers import TaskInstanceStub, context_of
 
-from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.jobs import Job, JobFilter
 from airflow_provider_aihc.emulator.pytest_plugin import CONN_ENV
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Job, JobFilter
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCConfigError
-from airflow_provider_aihc.hooks.aihc import LIST_JOBS, AIHCHook
+from airflow_provider_aihc.hooks import calls
+from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.hooks.dialects.v1 import V1
 from airflow_provider_aihc.hooks.dialects.v2 import V2
 from airflow_provider_aihc.operators._identity import TI_LABEL, TaskIdentity
@@ -152,7 +153,7 @@ def test_a_clear_creates_a_new_job_and_its_retries_find_each_generation(
 def test_a_job_named_like_the_series_is_never_adopted_on_its_name(v2: EmulatorServer) -> None:
     ti = TaskInstanceStub()
     base = TaskIdentity("series", "train", ti.run_id).default_name()
-    impostor = v2.backend.create_job(POOL, job_body(f"{base}-r2"))["jobId"]
+    impostor = v2.backend.create_job(POOL, job_body(f"{base}-r2"))
     v2.backend.set_status(impostor, "Running", hold=True)
 
     job_id = _operator().execute(context_of(ti))
@@ -196,9 +197,7 @@ def test_list_filters_give_the_same_jobs_on_both_dialects(
     aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch, api_version: str
 ) -> None:
     backend = aihc_emulator.backend
-    ids = {
-        name: backend.create_job(POOL, job_body(name))["jobId"] for name in ("ab-1", "ab-2", "x")
-    }
+    ids = {name: backend.create_job(POOL, job_body(name)) for name in ("ab-1", "ab-2", "x")}
     backend.set_status(ids["ab-2"], "Running", hold=True)
     _connect(monkeypatch, api_version)
     hook = AIHCHook()
@@ -213,9 +212,9 @@ def test_list_filters_give_the_same_jobs_on_both_dialects(
 
 def test_v2_sends_the_filters_and_v1_drops_them() -> None:
     params = [("keyword", "train-1"), ("status", "Running"), ("pageNo", "1"), ("pageSize", "9")]
-    v1 = V1.request(LIST_JOBS, POOL, None, params, None, {})
+    v1 = V1.request(calls.ListJobsCall.endpoint, POOL, None, params, None, {})
     assert v1.params == (("resourcePoolId", POOL), ("pageNo", "1"), ("pageSize", "9"))
-    v2 = V2.request(LIST_JOBS, POOL, None, params, None, {})
+    v2 = V2.request(calls.ListJobsCall.endpoint, POOL, None, params, None, {})
     assert json.loads(v2.body or b"") == {
         "keyword": "train-1",
         "keywordType": "name",

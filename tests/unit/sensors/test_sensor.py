@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from watch_helpers import POOL, log_lines
 
-from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY, scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator import DEFAULT_SECRET_ACCESS_KEY
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import (
     AIHCError,
     AIHCJobFailedError,
@@ -171,7 +172,7 @@ def test_deferrable_checks_once_then_defers_carrying_the_log_position(
     aihc_emulator.backend.progression = Progression.per_poll(1, running=3)
     job_id = create("deferred")
     aihc_emulator.backend.set_status(job_id, "Running")
-    aihc_emulator.backend.get_job(POOL, job_id)  # one poll: a few log lines
+    aihc_emulator.backend.poll(POOL, job_id)  # one poll: a few log lines
     watcher = sensor(job_id, deferrable=True, timeout=600)
     started = time.time()
     with pytest.raises(TaskDeferred) as deferred:

@@ -1,4 +1,4 @@
-"""AIHCJobSensor finds the job's queue and names it in every call (issue 19 item 2).
+"""AIHCJobSensor finds the job's queue and names it in every call.
 
 The sensor may be given only a job id: it takes the queue from ``job_queue``, the create
 operator's XCom, or one lookup, and logs which.  On the emulator's managed pool every call
@@ -17,8 +17,8 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 from watch_helpers import MANAGED_POOL, MANAGED_QUEUE, POOL, log_lines, refused
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.exceptions import AIHCValidationError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator

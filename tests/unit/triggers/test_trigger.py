@@ -12,9 +12,9 @@ import pytest
 from polls import reads, until_polled
 from watch_helpers import MANAGED_POOL, MANAGED_QUEUE, POOL, log_lines, refused
 
-from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.triggers import aihc as trigger_module
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.watch import JobEvent, first_poll_delay

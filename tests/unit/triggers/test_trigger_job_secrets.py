@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger

@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 import pytest
 from watch_helpers import POOL, Recorder, log_lines
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.triggers.log_position import (
     XCOM_LOG_POSITION,

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.version_compat import TaskDeferred

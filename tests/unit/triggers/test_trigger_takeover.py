@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pytest
 from watch_helpers import POOL, log_lines
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.watch import JobEvent
 from airflow_provider_aihc.watch.logs import takeover_resume_point
@@ -50,7 +50,7 @@ def _old_lines(server: EmulatorServer, job_id: str, pod: str) -> list[str]:
     backend = server.backend
     backend.clock = lambda: time.time() - HOUR
     for _ in range(3):
-        backend.get_job(POOL, job_id)
+        backend.poll(POOL, job_id)
     backend.clock = time.time
     return log_lines(server, job_id, pod)
 

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 from watch_helpers import Recorder
 
-from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.watch import (

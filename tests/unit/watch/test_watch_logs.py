@@ -12,8 +12,8 @@ import pytest
 from aihc_jobs import job_body
 from watch_helpers import Recorder, log_lines
 
-from airflow_provider_aihc.emulator.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.exceptions import AIHCServerError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.models.job import JobInfo, PodLogs
@@ -25,7 +25,7 @@ from airflow_provider_aihc.watch import (
     split_lines,
     wait_for_job,
 )
-from airflow_provider_aihc.watch.flow import GetJobInfo
+from airflow_provider_aihc.watch.flow import GetJob
 
 CONN_ENV = "AIRFLOW_CONN_AIHC_DEFAULT"
 STAMPED = re.compile(r"^(\[[\w-]+\] )?\d{4}-\d\d-\d\dT")
@@ -43,7 +43,7 @@ def feed(flow: Any, answers: Sequence[object]) -> list[GetPodLogs]:
     try:
         while True:
             call = flow.send(answer)
-            if isinstance(call, GetJobInfo):
+            if isinstance(call, GetJob):
                 answer = JobInfo()
                 continue
             calls.append(call)
@@ -89,7 +89,7 @@ def test_no_read_sends_an_empty_marker_and_the_first_sends_no_max_lines(
     """The first request of a pod's log sends no ``marker`` ("第一次请求不写 marker 参数")
     and no ``maxLines`` (then AIHC answers the whole log: bce-openapi-meta
     ``i18n/zh-CN/aihc/DescribeJobLogs.json:10,12``); the reads after it send the
-    ``nextMarker`` they got (fidelity S3-20)."""
+    ``nextMarker`` they got."""
     monkeypatch.setenv(CONN_ENV, aihc_emulator.connection(api_version=api_version).json)
     hook = AIHCHook()
     aihc_emulator.backend.progression = Progression.per_poll(1, running=4)

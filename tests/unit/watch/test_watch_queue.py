@@ -13,8 +13,8 @@ import pytest
 from test_watch_job import FakeTime, wait
 from watch_helpers import POOL, Recorder
 
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCQueueTimeoutError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger

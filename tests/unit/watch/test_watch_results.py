@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from watch_helpers import POOL, Recorder
 
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCResultError, AIHCValidationError
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.watch import drive
@@ -94,13 +94,7 @@ def test_a_metric_older_than_the_first_window_is_found_further_back(
     spec = OutputSpec.build(None, {"iter_loss": r"\| lm loss: ([0-9.E+-]+)"})
     drive_spec = drive(collect(job_id, POOL, spec, None, log), hook)
     outputs = drive_spec[1]
-    everything = [
-        line
-        for record in aihc_emulator.backend.pod_logs(POOL, job_id, "res-old-master-0", marker="")[
-            "logs"
-        ]
-        for line in record.split("\n")
-    ]
+    everything = aihc_emulator.backend.pod_logs(POOL, job_id, "res-old-master-0", marker="").lines
     expected = [line for line in everything if "| lm loss: " in line][-1]
     value = float(expected.split("| lm loss: ")[1].split(" ")[0])
     assert outputs.metrics == {"iter_loss": value}

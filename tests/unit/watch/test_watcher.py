@@ -14,12 +14,10 @@ from typing import Any
 import pytest
 from aihc_jobs import job_body
 
-from airflow_provider_aihc.emulator import (
-    scenarios,
-)
-from airflow_provider_aihc.emulator.jobs import Progression
-from airflow_provider_aihc.emulator.pools import Pool, Queue
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.state.pools import Pool, Queue
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.hooks.aihc import AIHCHook, shared_async_hook
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.watch import JobEvent
@@ -67,8 +65,8 @@ def make_jobs(server: EmulatorServer, pool: str, prefix: str, n: int, **body: An
     ids = []
     for i in range(n):
         created = server.backend.create_job(pool, job_body(f"{prefix}-{i}", **body))
-        server.backend.set_status(created["jobId"], "Running")
-        ids.append(created["jobId"])
+        server.backend.set_status(created, "Running")
+        ids.append(created)
     return ids
 
 

@@ -52,7 +52,7 @@ def log_lines(
 ) -> list[str]:
     """Every line of a pod's log, as the emulator holds it."""
     page = server.backend.pod_logs(pool, job_id, pod, marker="", queue_id=queue)
-    return [line for record in page["logs"] for line in record.split("\n")]
+    return list(page.lines)
 
 
 @pytest.fixture

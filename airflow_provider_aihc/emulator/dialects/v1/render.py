@@ -1,5 +1,5 @@
-"""Wire shapes of the v1 dialect: JobInfo with ``podList`` (aihc-api §3.4), pools and queues
-(aihc-api §3.2), logs; events are :mod:`.dialects.common`'s.
+"""Wire shapes of the v1 dialect: JobInfo with ``podList`` (bce-sdk-go ``api/v1/aiJob.go``),
+pools and queues (``resource/client.go``), logs; events are :mod:`.dialects.common`'s.
 
 Each pod's ``podStatus.status`` is ``READY`` while the job runs (the aihc CLI counts
 ``READY`` pods); a failure's reason also appears as the pods' ``reason``.  Pool and queue
@@ -18,7 +18,6 @@ from typing import Any
 
 from airflow_provider_aihc.emulator.dialects.common import iso
 from airflow_provider_aihc.emulator.state.jobs import CREATED, Job
-from airflow_provider_aihc.emulator.state.paging import LogPage
 from airflow_provider_aihc.emulator.state.pods import (
     JOB_NAME_LABEL,
     NAMESPACE,
@@ -47,13 +46,11 @@ from airflow_provider_aihc.emulator.state.pools import (
     Queue,
     capability,
 )
-from airflow_provider_aihc.emulator.state.trainlog import chunked, encode_marker
 
 
 def job_info(job: Job, with_pods: bool) -> dict[str, Any]:
     """JobInfo; ``with_pods`` adds ``podList`` (get, not list)."""
-    body = job.request.body
-    spec = body.get("jobSpec") or {}
+    request = job.request
     info: dict[str, Any] = {
         "jobId": job.job_id,
         "name": job.name,
@@ -71,17 +68,17 @@ def job_info(job: Job, with_pods: bool) -> dict[str, Any]:
         "replicas": job.request.replicas,
         "resources": job.request.resources,
         "envs": job.request.envs,
-        "enableRDMA": bool(spec.get("enableRDMA")),
-        "hostNetwork": bool(spec.get("hostNetwork")),
-        "privileged": bool(spec.get("privileged")),
-        "datasources": body.get("datasources") or [],
+        "enableRDMA": bool(request.enable_rdma),
+        "hostNetwork": bool(request.host_network),
+        "privileged": bool(request.privileged),
+        "datasources": request.datasources or [],
         "labels": all_labels(job),
         "priority": job.priority,
-        "enableFaultTolerance": bool(body.get("faultTolerance")),
-        "customFaultTolerancePattern": _ft_patterns(body),
-        "faultToleranceArgs": body.get("faultToleranceArgs") or "",
-        "enableBccl": bool(body.get("enableBccl")),
-        "enableBcclStatus": "enabled" if body.get("enableBccl") else "",
+        "enableFaultTolerance": request.fault_tolerance,
+        "customFaultTolerancePattern": list(request.fault_tolerance_patterns),
+        "faultToleranceArgs": request.fault_tolerance_args or "",
+        "enableBccl": request.enable_bccl,
+        "enableBcclStatus": "enabled" if request.enable_bccl else "",
         "enableBcclErrorReason": "",
         "k8sUID": job.k8s_uid,
         "k8sNamespace": NAMESPACE,
@@ -123,20 +120,9 @@ def job_ref(job: Job) -> dict[str, Any]:
 
     Stop too: bce-sdk-go's stop answer has ``jobId`` only (``api/v1/aiJob.go:287-289``),
     but the ``aihc`` CLI 1.1.1 reads ``result.jobName`` from it (``aihc_cli_py/job.py:361``)
-    and fails without it, so the server evidently sends it (fidelity S3-12).
+    and fails without it, so the server evidently sends it (docs/fidelity.md).
     """
     return {"jobId": job.job_id, "jobName": job.name}
-
-
-def log_page(page: LogPage, pod_name: str, chunk: int) -> dict[str, Any]:
-    """A page of a pod's log, ``chunk`` lines to a string (0: one string), and the marker
-    of the next page (both dialects answer so)."""
-    return {
-        "jobId": page.job_id,
-        "podName": pod_name,
-        "logs": chunked(page.lines, chunk),
-        "nextMarker": encode_marker(page.offset),
-    }
 
 
 def pool_info(pool: Pool, used: PoolUsage) -> dict[str, Any]:
@@ -184,10 +170,3 @@ def queue_info(pool: Pool, queue: Queue, held: dict[str, int]) -> dict[str, Any]
     if queue.queue_id:
         info["queueId"] = queue.queue_id
     return info
-
-
-def _ft_patterns(body: dict[str, Any]) -> list[Any]:
-    config = body.get("faultToleranceConfig")
-    if isinstance(config, dict):
-        return list(config.get("customFaultTolerancePattern") or [])
-    return []

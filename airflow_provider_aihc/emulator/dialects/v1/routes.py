@@ -1,4 +1,5 @@
-"""The v1 REST dialect (aihc-api §3): ``/api/v1/aijobs…`` and ``/api/v1/resourcepools…``.
+"""The v1 REST dialect: ``/api/v1/aijobs…`` and ``/api/v1/resourcepools…`` (bce-sdk-go
+``services/aihc/resource/client.go``).
 
 Routes are data (:data:`ROUTES`); each handler parses its parameters into a call on the
 state, renders what it returns (:mod:`.v1.render`) and returns a dict, which ``http/app.py``
@@ -11,7 +12,12 @@ from typing import Any
 
 from airflow_provider_aihc.emulator.dialects import tools
 from airflow_provider_aihc.emulator.dialects.call import Call, Route
-from airflow_provider_aihc.emulator.dialects.common import events_answer
+from airflow_provider_aihc.emulator.dialects.common import (
+    check_job_listing,
+    check_page,
+    events_answer,
+    log_page,
+)
 from airflow_provider_aihc.emulator.dialects.create import parse_create
 from airflow_provider_aihc.emulator.state.errors import invalid_param
 from airflow_provider_aihc.emulator.state.jobs import Job
@@ -30,6 +36,7 @@ def _list_jobs(c: Call) -> dict[str, Any]:
     order = c.query.get("order") or "desc"
     page_no = c.int_param("pageNo", 1)
     page_size = c.int_param("pageSize", 10)
+    check_job_listing(order_by, order, page_no, page_size)
     page = c.state.list_jobs(
         c.pool_id,
         lambda job: render.job_info(job, False),
@@ -123,7 +130,7 @@ def _pod_logs(c: Call) -> dict[str, Any]:
         marker=c.query.get("marker"),
         queue_id=c.queue_id,
     )
-    return render.log_page(page, c.params["podName"], chunk)
+    return log_page(page, c.params["podName"], chunk)
 
 
 def _job_nodes(c: Call) -> dict[str, Any]:
@@ -173,6 +180,7 @@ def _pool_nodes(c: Call) -> dict[str, Any]:
 def _list_pools(c: Call) -> dict[str, Any]:
     page_no = c.int_param("pageNo", 1)
     page_size = c.int_param("pageSize", 10)
+    check_page(page_no, page_size)
     page = c.state.list_pools(render.pool_info, page_no=page_no, page_size=page_size)
     return {
         "resourcePools": page.items,
@@ -188,11 +196,10 @@ def _get_pool(c: Call) -> dict[str, Any]:
 
 
 def _list_queues(c: Call) -> dict[str, Any]:
+    page_no, page_size = c.int_param("pageNo", 1), c.int_param("pageSize", 10)
+    check_page(page_no, page_size)
     page = c.state.list_queues(
-        c.params["poolId"],
-        render.queue_info,
-        page_no=c.int_param("pageNo", 1),
-        page_size=c.int_param("pageSize", 10),
+        c.params["poolId"], render.queue_info, page_no=page_no, page_size=page_size
     )
     return {"queues": page.items, "total": page.total}
 

@@ -1,4 +1,5 @@
-"""The v2 action dialect (aihc-api §10): ``POST /?action=…&resourcePoolId=…&queueID=…``.
+"""The v2 action dialect: ``POST /?action=…&resourcePoolId=…&queueID=…`` (bce-openapi-meta
+``schema/aihc/*.json``).
 
 Job actions are ``POST`` with their arguments in a JSON body (bce-python-sdk 0.9.79
 ``JobClient``: "Body参数"); pool and queue actions are ``GET`` with query arguments
@@ -7,7 +8,7 @@ Job actions are ``POST`` with their arguments in a JSON body (bce-python-sdk 0.9
 returns (:mod:`.v2.render`, :mod:`.v2.pools`), so a job created in one dialect is seen, stopped and
 deleted through the other.
 
-Documented by Baidu (docs ids in aihc-api §10, the SDK's docstrings, bce-openapi-meta
+Documented by Baidu (its v2 reference pages, the SDK's docstrings, bce-openapi-meta
 ``schema/aihc/*.json``): the actions, their arguments and answers below; ``queueID``
 required on every single-job action and on ``BatchStopJobs`` (``400 InvalidParam`` when
 missing), and on ``DescribeJobs`` in a managed pool; DescribeJobLogs' numbers as strings;
@@ -31,9 +32,13 @@ from typing import Any
 
 from airflow_provider_aihc.emulator.dialects import tools
 from airflow_provider_aihc.emulator.dialects.call import Call, Handler, Route
-from airflow_provider_aihc.emulator.dialects.common import events_answer
+from airflow_provider_aihc.emulator.dialects.common import (
+    check_job_listing,
+    check_page,
+    events_answer,
+    log_page,
+)
 from airflow_provider_aihc.emulator.dialects.create import parse_create_v2
-from airflow_provider_aihc.emulator.dialects.v1.render import log_page
 from airflow_provider_aihc.emulator.state.errors import EmulatorError, invalid_param, malformed_json
 from airflow_provider_aihc.emulator.state.jobs import Job, JobFilter
 from airflow_provider_aihc.emulator.state.pools import Pool
@@ -130,14 +135,19 @@ def _describe_jobs(c: Call) -> dict[str, Any]:
         keyword=_str(args, "keyword"),
         keyword_type=_choice(_str(args, "keywordType"), KEYWORD_TYPES, "keywordType") or "name",
     )
+    order_by = _str(args, "orderBy") or "createdAt"
+    order = _str(args, "order") or "desc"
+    page_no = _int(args, "pageNumber", 1) or 0
+    page_size = _int(args, "pageSize", 10) or 0
+    check_job_listing(order_by, order, page_no, page_size)
     page = c.state.list_jobs(
         c.pool_id,
         _list_item,
         queue=_str(args, "queue"),
-        order_by=_str(args, "orderBy") or "createdAt",
-        order=_str(args, "order") or "desc",
-        page_no=_int(args, "pageNumber", 1) or 0,
-        page_size=_int(args, "pageSize", 10) or 0,
+        order_by=order_by,
+        order=order,
+        page_no=page_no,
+        page_size=page_size,
         queue_id=c.queue_id or _str(args, "queue"),
         where=where,
     )
@@ -313,12 +323,9 @@ def _describe_pools(c: Call) -> dict[str, Any]:
         of_type = pool_type_of(pool) == pool_type
         return of_type and keyword in (pool.pool_id if by_id else pool.name)
 
-    page = c.state.list_pools(
-        flat_pool,
-        page_no=c.int_param("pageNumber", 1),
-        page_size=c.int_param("pageSize", 10),
-        where=wanted,
-    )
+    page_no, page_size = c.int_param("pageNumber", 1), c.int_param("pageSize", 10)
+    check_page(page_no, page_size)
+    page = c.state.list_pools(flat_pool, page_no=page_no, page_size=page_size, where=wanted)
     return {"totalCount": page.total, "resourcePools": page.items}
 
 
@@ -329,12 +336,9 @@ def _describe_pool(c: Call) -> dict[str, Any]:
 def _describe_queues(c: Call) -> dict[str, Any]:
     if c.pool_id == "aihc-serverless":
         raise invalid_param("DescribeQueues does not accept resourcePoolId aihc-serverless")
-    page = c.state.list_queues(
-        c.pool_id,
-        queue_spec,
-        page_no=c.int_param("pageNumber", 1),
-        page_size=c.int_param("pageSize", 10),
-    )
+    page_no, page_size = c.int_param("pageNumber", 1), c.int_param("pageSize", 10)
+    check_page(page_no, page_size)
+    page = c.state.list_queues(c.pool_id, queue_spec, page_no=page_no, page_size=page_size)
     return {"totalCount": page.total, "queues": page.items}
 
 

@@ -12,8 +12,8 @@ From those models: ``jobid``, ``name``, ``status``, ``jobType``, ``resourcePoolI
 list items: ``JobItem.java:110``), and with ``needDetail`` the flat ``pods`` and
 ``historyPods`` (``PodIP``, ``nodeName``, ``creationAt``, ``uid``, ``name``, ``status``,
 ``replicaType``, ``restartCount``, ``envs``, ``finishedAt``, ``reason``).  The docs'
-examples spell ``jobId``/``jobSpec`` instead (aihc-api §3.3); the provider reads both, the
-emulator answers as the generated clients do.  Inferred: the times in the v1 ISO form, a
+examples spell ``jobId``/``jobSpec`` instead (cloud.baidu.com/doc/AIHC); the provider reads
+both, the emulator answers as the generated clients do.  Inferred: the times in the v1 ISO form, a
 pod's ``status`` as v1's ``podStatus.status``, a timeline entry per status change, a
 TFJob's or RayJob's ``Job`` as the role map it was sent as.
 """
@@ -36,16 +36,11 @@ from airflow_provider_aihc.emulator.state.pods import (
     pods_of,
 )
 
-#: JobSpec fields echoed in a JobItem's ``Job``.
-_SPEC_FIELDS = ("imageConfig", "enableRDMA", "hostNetwork")
-#: Top-level create fields a JobItem echoes when they were sent.
-_ECHOED = ("datasources", "faultToleranceArgs")
-
 
 def job_item(job: Job, need_detail: bool) -> dict[str, Any]:
     """A JobItem; ``need_detail`` (DescribeJob) adds ``pods``, ``historyPods`` and the
     timeline, which list items do not carry."""
-    body = job.request.body
+    request = job.request
     item: dict[str, Any] = {
         "jobid": job.job_id,
         "name": job.name,
@@ -58,12 +53,16 @@ def job_item(job: Job, need_detail: bool) -> dict[str, Any]:
         "finishedAt": iso(job.finished_at),
         "labels": all_labels(job),
         "priority": job.priority,
-        "enableBccl": bool(body.get("enableBccl")),
-        "enableFaultTolerance": bool(body.get("faultTolerance")),
+        "enableBccl": request.enable_bccl,
+        "enableFaultTolerance": request.fault_tolerance,
     }
-    if body.get("enableBccl"):
+    if request.enable_bccl:
         item["enableBcclStatus"] = "success"
-    item.update({key: body[key] for key in _ECHOED if body.get(key) is not None})
+    # Top-level create fields a JobItem echoes when they were sent.
+    if request.datasources is not None:
+        item["datasources"] = request.datasources
+    if request.fault_tolerance_args is not None:
+        item["faultToleranceArgs"] = request.fault_tolerance_args
     if need_detail:
         item["jobTimeLine"] = [
             {"conditionType": status, "conditionMessage": reason, "time": iso(at)}
@@ -94,17 +93,21 @@ def pod(job: Job, ref: PodRef) -> dict[str, Any]:
 
 def job_spec(job: Job) -> dict[str, Any]:
     """The job's spec as sent (a TFJob's role map), else rebuilt from what v1 keeps."""
-    sent = job.request.body.get("jobSpec")
-    if job.request.framework in ("TFJob", "RayJob") and isinstance(sent, dict):
-        return _masked_roles(sent)
+    request = job.request
+    if request.roles is not None:
+        return _masked_roles(request.roles)
     spec: dict[str, Any] = {
         "image": job.request.image,
         "replicas": job.request.replicas,
         "resources": job.request.resources,
         "envs": job.request.envs,
     }
-    if isinstance(sent, dict):
-        spec.update({key: sent[key] for key in _SPEC_FIELDS if sent.get(key) is not None})
+    sent = {  # the JobSpec fields a JobItem's ``Job`` echoes when they were sent
+        "imageConfig": request.image_config,
+        "enableRDMA": request.enable_rdma,
+        "hostNetwork": request.host_network,
+    }
+    spec.update({key: value for key, value in sent.items() if value is not None})
     if isinstance(spec.get("imageConfig"), dict):
         spec["imageConfig"] = {**spec["imageConfig"], "password": "******"}
     return spec

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from airflow_provider_aihc.exceptions import AIHCConfigError
-from airflow_provider_aihc.hooks import aihc
+from airflow_provider_aihc.hooks import calls
 from airflow_provider_aihc.hooks.dialects import dialect_for
 from airflow_provider_aihc.hooks.dialects.v2 import create_body, job_info
 from airflow_provider_aihc.models.job import JobInfo, JobList
@@ -23,14 +23,14 @@ BODY = {
 
 
 def test_get_job_in_both_dialects() -> None:
-    v1 = V1.request(aihc.GET_JOB, "cce-1", None, (), None, {"job_id": "j1"})
+    v1 = V1.request(calls.GetJobCall.endpoint, "cce-1", None, (), None, {"job_id": "j1"})
     assert (v1.endpoint.method, v1.path, v1.params, v1.body) == (
         "GET",
         "/api/v1/aijobs/j1",
         (("resourcePoolId", "cce-1"),),
         None,
     )
-    v2 = V2.request(aihc.GET_JOB, "cce-1", None, (), None, {"job_id": "j1"})
+    v2 = V2.request(calls.GetJobCall.endpoint, "cce-1", None, (), None, {"job_id": "j1"})
     assert (v2.endpoint.method, v2.path, v2.headers) == ("POST", "/", (("X-API-Version", "v2"),))
     assert v2.params == (
         ("action", "DescribeJob"),
@@ -43,14 +43,16 @@ def test_get_job_in_both_dialects() -> None:
 
 def test_list_pages_are_page_number_in_the_body() -> None:
     params = [("queue", "research"), ("pageNo", "3"), ("pageSize", "100")]
-    v2 = V2.request(aihc.LIST_JOBS, "cce-1", None, params, None, {})
+    v2 = V2.request(calls.ListJobsCall.endpoint, "cce-1", None, params, None, {})
     assert dict(v2.params)["action"] == "DescribeJobs"
     assert "queueID" not in dict(v2.params)
     assert json.loads(v2.body or b"") == {"queue": "research", "pageNumber": 3, "pageSize": 100}
 
 
 def test_pool_actions_are_gets_with_the_lower_case_version_header() -> None:
-    v2 = V2.request(aihc.LIST_QUEUES, None, None, [("pageNo", "1")], None, {"pool_id": "cce-1"})
+    v2 = V2.request(
+        calls.ListQueues.endpoint, None, None, [("pageNo", "1")], None, {"pool_id": "cce-1"}
+    )
     assert (v2.endpoint.method, v2.body, v2.headers) == ("GET", None, (("version", "v2"),))
     assert v2.params == (
         ("action", "DescribeQueues"),
@@ -64,7 +66,7 @@ def test_ids_are_refused_in_either_dialect(bad: str) -> None:
     for dialect in (V1, V2):
         with pytest.raises(AIHCConfigError, match="must be a non-empty id"):
             dialect.request(
-                aihc.GET_QUEUE, None, None, (), None, {"pool_id": "p", "queue_name": bad}
+                calls.GetQueue.endpoint, None, None, (), None, {"pool_id": "p", "queue_name": bad}
             )
 
 
@@ -79,7 +81,7 @@ def test_create_body_moves_command_and_job_type() -> None:
     tf = create_body({**BODY, "jobFramework": "TFJob"})
     assert tf["jobSpec"] == {"Worker": {"image": "i", "replicas": 2}}
     create = V2.request(
-        aihc.CREATE_JOB, "aihc-serverless", None, (), {**BODY, "queue": "aihcq-1"}, {}
+        calls.CreateJob.endpoint, "aihc-serverless", None, (), {**BODY, "queue": "aihcq-1"}, {}
     )
     assert dict(create.params)["queueID"] == "aihcq-1"
 
@@ -97,9 +99,11 @@ def test_job_items_read_as_job_info() -> None:
     assert (job.job_framework, job.image, job.replicas, job.enable_rdma) == ("TFJob", "tf", 3, True)
     assert job.pod_list is not None
     assert [pod.object_meta.name for pod in job.pod_list.pods] == ["n-worker-0"]
-    wrapped = V2.answer(aihc.GET_JOB, {"requestId": "r", "job": item})
+    wrapped = V2.answer(calls.GetJobCall.endpoint, {"requestId": "r", "job": item})
     assert wrapped["jobId"] == "job-1"  # the doc table's {requestId, job} form
-    page = JobList.model_validate(V2.answer(aihc.LIST_JOBS, {"totalCount": 7, "jobs": [item]}))
+    page = JobList.model_validate(
+        V2.answer(calls.ListJobsCall.endpoint, {"totalCount": 7, "jobs": [item]})
+    )
     assert (page.total, [j.job_id for j in page.jobs]) == (7, ["job-1"])
 
 

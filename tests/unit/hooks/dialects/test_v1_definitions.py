@@ -6,7 +6,7 @@ path, each query parameter and whether the client refuses to send without it, an
 create body's fields with their JSON types, each with its file and line. Every request here
 goes over real HTTP to the emulator; the hook's session is spied on, so what is checked is
 what left the process. A disagreement with the client would be a strict ``xfail`` naming
-the fidelity item; none is left (S1-1, the managed pools' ``queueID``, is held here: each
+its source; none is left (the managed pools' ``queueID`` is held here: each
 call carries it, and without it is refused before anything is sent, as the client refuses).
 """
 
@@ -23,7 +23,7 @@ import pytest
 from hook_helpers import POOL, Sent, job_body
 
 from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCNotFoundError
-from airflow_provider_aihc.hooks import _base as hook_base
+from airflow_provider_aihc.hooks import _endpoint
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 
 TABLE = json.loads((Path(__file__).parents[1] / "definitions" / "v1_job_actions.json").read_text())
@@ -212,7 +212,7 @@ def test_the_managed_pools_need_the_queue_id_on_these_calls() -> None:
         "StopJob",
         "UpdateJob",
     ]
-    assert set(MANAGED_POOLS) == hook_base.MANAGED_POOLS  # the code knows the table's pools
+    assert set(MANAGED_POOLS) == _endpoint.MANAGED_POOLS  # the code knows the table's pools
 
 
 @pytest.mark.parametrize("action", MANAGED_QUEUE_CALLS)

@@ -18,9 +18,8 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_aihc.hooks import aihc, calls
-from airflow_provider_aihc.hooks._base import ApiRequest, Call, Endpoint
-from airflow_provider_aihc.hooks.aihc import LIST_JOBS
+from airflow_provider_aihc.hooks import calls
+from airflow_provider_aihc.hooks._endpoint import ApiRequest, Call, Endpoint
 from airflow_provider_aihc.hooks.dialects.v2 import V2
 
 TABLE = json.loads((Path(__file__).parents[1] / "definitions" / "v2_job_actions.json").read_text())
@@ -59,30 +58,30 @@ CREATE_BODY = {
 
 #: One call per operation, with every optional argument the provider sends filled in.
 CALLS: dict[str, tuple[Endpoint, list[tuple[str, str]], Any, dict[str, str]]] = {
-    "CreateJob": (aihc.CREATE_JOB, [], CREATE_BODY, {}),
+    "CreateJob": (calls.CreateJob.endpoint, [], CREATE_BODY, {}),
     "ListJobs": (
-        LIST_JOBS,
+        calls.ListJobsCall.endpoint,
         [("queue", QUEUE_ID), ("keyword", "train"), ("pageNo", "2"), ("pageSize", "100")],
         None,
         {},
     ),
-    "GetJob": (aihc.GET_JOB, [], None, {"job_id": JOB}),
-    "StopJob": (aihc.STOP_JOB, [], None, {"job_id": JOB}),
-    "DeleteJob": (aihc.DELETE_JOB, [], None, {"job_id": JOB}),
-    "UpdateJob": (aihc.UPDATE_JOB, [], {"priority": "high"}, {"job_id": JOB}),
+    "GetJob": (calls.GetJobCall.endpoint, [], None, {"job_id": JOB}),
+    "StopJob": (calls.StopJob.endpoint, [], None, {"job_id": JOB}),
+    "DeleteJob": (calls.DeleteJob.endpoint, [], None, {"job_id": JOB}),
+    "UpdateJob": (calls.UpdateJob.endpoint, [], {"priority": "high"}, {"job_id": JOB}),
     "GetJobEvents": (
-        aihc.GET_JOB_EVENTS,
+        calls.GetJobEvents.endpoint,
         [("startTime", "2026-12-01T00:00:00Z"), ("endTime", "2026-12-01T01:00:00Z")],
         None,
         {"job_id": JOB},
     ),
     "GetPodLogs": (
-        aihc.GET_POD_LOGS,
+        calls.GetPodLogs.endpoint,
         [("startTime", "1764547200"), ("maxLines", "500"), ("marker", "m-2")],
         None,
         {"job_id": JOB, "pod_name": POD},
     ),
-    "GetPodEvents": (aihc.GET_POD_EVENTS, [], None, {"job_id": JOB, "pod_name": POD}),
+    "GetPodEvents": (calls.GetPodEvents.endpoint, [], None, {"job_id": JOB, "pod_name": POD}),
 }
 
 
@@ -102,7 +101,7 @@ CALLS.update(
     GetJobNodes=_of(calls.GetJobNodes(JOB, POOL)),
     BatchStopJobs=_of(calls.StopJobs((JOB, "job-other"), POOL)),
 )  # fmt: skip
-#: Known disagreements, by the fidelity list's item (shared/aihc-api-fidelity.md, §3).
+#: Known disagreements with the definitions (docs/fidelity.md, "Known differences").
 KNOWN: dict[str, str] = {}
 
 
@@ -193,7 +192,7 @@ def test_the_body_holds_every_required_and_only_defined_fields_of_their_types(
 
 
 def test_a_fractional_quantity_is_refused_before_sending_and_a_whole_one_goes_as_integer() -> None:
-    # S1-5: v2's quantity is an Integer (schema/aihc/CreateJob.json:78-79).
+    # v2's quantity is an Integer (schema/aihc/CreateJob.json:78-79).
     spec = {**CREATE_BODY["jobSpec"], "resources": [{"name": "cpu", "quantity": 0.5}]}
     problems = V2.create_problems({**CREATE_BODY, "jobSpec": spec})
     assert [field for field, _ in problems] == ["jobSpec.resources[0].quantity (job_resources)"]
@@ -201,17 +200,19 @@ def test_a_fractional_quantity_is_refused_before_sending_and_a_whole_one_goes_as
     assert "0.5" in problems[0][1]
     spec = {**CREATE_BODY["jobSpec"], "resources": [{"name": "cpu", "quantity": 2.0}]}
     assert V2.create_problems({**CREATE_BODY, "jobSpec": spec}) == []
-    sent = V2.request(aihc.CREATE_JOB, POOL, QUEUE_ID, [], {**CREATE_BODY, "jobSpec": spec}, {})
+    sent = V2.request(
+        calls.CreateJob.endpoint, POOL, QUEUE_ID, [], {**CREATE_BODY, "jobSpec": spec}, {}
+    )
     quantity = json.loads(sent.body or b"{}")["jobSpec"]["resources"][0]["quantity"]
     assert quantity == 2
     assert isinstance(quantity, int)
 
 
 def test_a_ray_job_spec_is_a_role_map_with_head() -> None:
-    # S1-3: "若 jobType=RayJob：传递Map结构（Key必须包含Head…）":
+    # "若 jobType=RayJob：传递Map结构（Key必须包含Head…）":
     # bce-openapi-meta i18n/zh-CN/aihc/CreateJob.json:8.
     sent = V2.request(
-        aihc.CREATE_JOB, POOL, QUEUE_ID, [], {**CREATE_BODY, "jobFramework": "RayJob"}, {}
+        calls.CreateJob.endpoint, POOL, QUEUE_ID, [], {**CREATE_BODY, "jobFramework": "RayJob"}, {}
     )
     spec = json.loads(sent.body or b"{}")["jobSpec"]
     assert list(spec) == ["Head"]

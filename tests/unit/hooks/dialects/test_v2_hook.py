@@ -112,7 +112,8 @@ def test_stop_delete_priority_events_logs(v2: AIHCHook, aihc_emulator: EmulatorS
     assert [e.message for e in events.events][-1] == "PyTorchJob lifecycle is running."
     assert v2.get_pod_events(job_id, "lifecycle-master-0").total > 0
     page = v2.get_pod_logs(job_id, "lifecycle-master-0", max_lines=3, marker="")
-    assert len(page.logs) > 3  # a first page is the whole log: no maxLines sent (S3-20)
+    # A first page is the whole log: no maxLines sent (DescribeJobLogs.json:10,12).
+    assert len(page.logs) > 3
     assert page.next_marker
     lines = list(v2.iter_pod_log_lines(job_id, "lifecycle-master-0", page_lines=4))
     assert lines[: len(page.logs)] == page.logs
@@ -124,14 +125,15 @@ def test_stop_delete_priority_events_logs(v2: AIHCHook, aihc_emulator: EmulatorS
 def test_pools_and_queues(v2: AIHCHook, aihc_emulator: EmulatorServer, wire: Spy) -> None:
     sent = wire(v2)
     assert [p.metadata.id for p in v2.list_resource_pools()] == [POOL]
-    pool = v2.get_resource_pool()  # answered flat (S2-3), read into the same model
+    # Answered flat (bce-sdk-go v2/api/resourcepool.go), read into the same model.
+    pool = v2.get_resource_pool()
     assert (pool.metadata.id, pool.status.phase, pool.spec.region) == (
         POOL,
         "running",
         "cn-beijing",
     )
     assert [q.name for q in v2.list_queues()] == ["default", "research"]
-    research = v2.get_queue("research")  # a QueueSpec (S2-4): queueName, ResourceAmounts
+    research = v2.get_queue("research")  # a QueueSpec (v2/api/queue.go): queueName, ResourceAmounts
     assert (research.name, research.state) == ("research", "Open")
     assert research.capability["cpu"] == 1024
     assert v2.test_connection()[0] is True
