@@ -55,7 +55,9 @@ with DAG("service_loop", start_date=datetime(2024, 1, 1), schedule=None):
         storage_path="/datasets/clicks",
         mount_path="/mnt/data",
         create_dataset={
-            "storage_type": "PFS", "storage_instance": "pfs-7xWeAt", "import_format": "FOLDER"
+            "storage_type": "PFS",
+            "storage_instance": "pfs-7xWeAt",
+            "import_format": "FOLDER",
         },
         **RETRY,
     )
@@ -87,6 +89,7 @@ with DAG("service_loop", start_date=datetime(2024, 1, 1), schedule=None):
         timeout=120,
         **RETRY,
     )
+
     @task
     def stick_next_rollout():
         """The service's next rollout never becomes ready (``ImagePullBackOff``)."""
