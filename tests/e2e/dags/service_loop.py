@@ -96,12 +96,11 @@ with DAG("service_loop", start_date=datetime(2024, 1, 1), schedule=None):
         import os
         from urllib.request import Request, urlopen
 
-        from airflow.hooks.base import BaseHook
-
         from airflow_provider_aihc.emulator.http.control import TOKEN_ENV, TOKEN_HEADER
+        from airflow_provider_aihc.hooks.aihc import AIHCHook
 
         script = {"kind": "rollout_stuck", "match": "loop-ranker", "reason": "ImagePullBackOff"}
-        host = BaseHook.get_connection("aihc_default").host
+        host = AIHCHook.get_connection("aihc_default").host
         headers = {"Content-Type": "application/json", TOKEN_HEADER: os.environ[TOKEN_ENV]}
         urlopen(Request(f"{host}/_emulator/scripts", json.dumps(script).encode(), headers))
 
