@@ -32,11 +32,16 @@ FULL_WHEEL_CHECK := 1
 
 -include mk/*.mk
 
-.PHONY: demo test test-lanes test-fast lint test-af3 test-af3-rest test-af3-e2e test-af2 test-random test-matrix test-matrix-pending \
+.PHONY: demo demo-loop test test-lanes test-fast lint test-af3 test-af3-rest test-af3-e2e test-af2 test-random test-matrix test-matrix-pending \
 	test-wheel test-load bench clean
 
 demo: $(PY3).stamp
 	$(PY3) scripts/demo.py
+
+# The retraining example closing the loop on the emulator: dataset version, training,
+# model version, the service rolled onto it; prints what AIHC then answers.
+demo-loop: $(PY3).stamp
+	$(PY3) scripts/demo_loop.py
 
 # Everything: lint, then the two full lanes, the docs build and its checks, the system
 # tests, the release checks and every matrix cell, two at a time (LANES_JOBS; each lane's

@@ -48,14 +48,16 @@ class AIHCValidationError(AIHCConfigError, AirflowFailException):  # type: ignor
     """Task input failed validation; the task fails without retries.
 
     :param errors: ``(field, problem)`` pairs, one per bad field, in the wire or parameter name.
+    :param subject: what the parameters are of (``job``, ``service``, ``model version``,
+        ...), so that the message names what the task was about to send.
     """
 
-    def __init__(self, errors: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, errors: Sequence[tuple[str, str]], subject: str = "job") -> None:
         self.errors = tuple(errors)
         lines = "\n".join(f"  - {field}: {problem}" for field, problem in self.errors)
         count = len(self.errors)
         super().__init__(
-            f"Invalid AIHC job parameters ({count} error{'s' if count != 1 else ''}); "
+            f"Invalid AIHC {subject} parameters ({count} error{'s' if count != 1 else ''}); "
             f"nothing was sent:\n{lines}"
         )
 

@@ -65,10 +65,13 @@ STUCK_REASONS = (
 Problems = list[tuple[str, str]]
 
 
-def raise_problems(problems: Problems) -> None:
-    """Raise the problems, if any, as one :class:`AIHCValidationError` (nothing was sent)."""
+def raise_problems(problems: Problems, subject: str) -> None:
+    """Raise the problems, if any, as one :class:`AIHCValidationError` (nothing was sent).
+
+    :param subject: what the parameters are of (``service``, ``model version``, ...).
+    """
     if problems:
-        raise AIHCValidationError(problems)
+        raise AIHCValidationError(problems, subject)
 
 
 def check_name(field: str, value: object) -> Problems:
@@ -170,11 +173,14 @@ def metrics_text(metrics: object, dataset_id: str | None = None) -> str | None:
         try:
             json.loads(metrics)
         except ValueError as err:
-            raise AIHCValidationError([("model_metrics", f"must be JSON text: {err}")]) from None
+            raise AIHCValidationError(
+                [("model_metrics", f"must be JSON text: {err}")], "model version"
+            ) from None
         return metrics
     if not isinstance(metrics, Mapping):
         raise AIHCValidationError(
-            [("model_metrics", f"must be a mapping or JSON text; got {type(metrics).__name__}")]
+            [("model_metrics", f"must be a mapping or JSON text; got {type(metrics).__name__}")],
+            "model version",
         )
     document: Any = dict(metrics)
     if "Results" not in document:
@@ -186,7 +192,8 @@ def metrics_text(metrics: object, dataset_id: str | None = None) -> str | None:
         return json.dumps(document, ensure_ascii=False, sort_keys=True, allow_nan=False)
     except (TypeError, ValueError) as err:
         raise AIHCValidationError(
-            [("model_metrics", f"must hold JSON values only (numbers, text, lists): {err}")]
+            [("model_metrics", f"must hold JSON values only (numbers, text, lists): {err}")],
+            "model version",
         ) from None
 
 

@@ -90,7 +90,9 @@ def _needs_one(
     if bool(id_value) == bool(name_value):
         from airflow_provider_aihc.exceptions import AIHCValidationError
 
-        raise AIHCValidationError([(f"{id_field} / {name_field}", "give exactly one of them")])
+        raise AIHCValidationError(
+            [(f"{id_field} / {name_field}", "give exactly one of them")], id_field.split("_")[0]
+        )
 
 
 class AIHCCreateDatasetVersionOperator(_RegistryOperator):
@@ -154,7 +156,7 @@ class AIHCCreateDatasetVersionOperator(_RegistryOperator):
             problems.append(
                 ("create_dataset", f"unknown keys {unknown}; takes {sorted(CREATE_DATASET_KEYS)}")
             )
-        raise_problems(problems)
+        raise_problems(problems, "dataset version")
 
     def execute(self, context: Context) -> dict[str, Any]:
         self._check()
@@ -197,7 +199,7 @@ class AIHCCreateDatasetVersionOperator(_RegistryOperator):
         if missing:
             raise AIHCValidationError(
                 [(f"create_dataset.{k}", f"is needed to create dataset {self.dataset_name!r}, "
-                  "which does not exist") for k in missing]
+                  "which does not exist") for k in missing], "dataset",
             )  # fmt: skip
         entry = {"storagePath": self.storage_path, "mountPath": self.mount_path}
         if self.description:
@@ -305,7 +307,7 @@ class AIHCRegisterModelVersionOperator(_RegistryOperator):
             value = getattr(self, field)
             if not isinstance(value, str) or not value.strip():
                 problems.append((field, f"must be non-empty text; got {value!r}"))
-        raise_problems(problems)
+        raise_problems(problems, "model version")
         metrics = metrics_text(self.model_metrics, self.dataset_version_id)
         self.hook.require_v2(type(self).__name__)
         identity = TaskIdentity.from_context(context)
@@ -369,7 +371,7 @@ class AIHCRegisterModelVersionOperator(_RegistryOperator):
         if not self.model_format:
             raise AIHCValidationError(
                 [("model_format", f"is needed to create model {self.model_name!r}, which "
-                  "does not exist (e.g. HuggingFace, MegatronCore)")]
+                  "does not exist (e.g. HuggingFace, MegatronCore)")], "model",
             )  # fmt: skip
         # initVersionEntry: required by bce-openapi-meta CreateModel.json:43-47 (D3).
         body = {"name": self.model_name, "modelFormat": self.model_format,

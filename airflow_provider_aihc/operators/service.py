@@ -51,7 +51,7 @@ UPDATE_CHANGE_TYPE = 2
 def _checked(conf: object) -> dict[str, Any]:
     from airflow_provider_aihc.models.service_requests import raise_problems, service_conf_problems
 
-    raise_problems(service_conf_problems(conf))
+    raise_problems(service_conf_problems(conf), "service")
     assert isinstance(conf, Mapping)
     return copy.deepcopy(dict(conf))
 
@@ -270,7 +270,7 @@ class AIHCUpdateServiceOperator(ServiceOperator):
             and self.model_version.get("version_id")
         ):
             problems.append(("model_version", "must be a mapping with model_id and version_id"))
-        raise_problems(problems)
+        raise_problems(problems, "service")
 
     def _wanted(self, hook: AIHCHook, live: Mapping[str, Any]) -> dict[str, Any]:
         """The whole configuration to send: ``service_conf``, or the live one patched; the
@@ -301,7 +301,9 @@ class AIHCUpdateServiceOperator(ServiceOperator):
         chosen = next((c for c in containers if self.container in (None, c.get("name"))), None)
         if chosen is None:
             names = [c.get("name") for c in containers]
-            raise AIHCValidationError([("container", f"no container {self.container!r}: {names}")])
+            raise AIHCValidationError(
+                [("container", f"no container {self.container!r}: {names}")], "service"
+            )
         if self.image is not None:
             chosen.setdefault("image", {})["imageUrl"] = self.image
         envs = dict(chosen.get("envs") or {})
@@ -374,7 +376,8 @@ class AIHCScaleServiceOperator(ServiceOperator):
         count = self.instance_count
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise_problems(
-                [("instance_count", f"must be a whole number, 0 or more; got {count!r}")]
+                [("instance_count", f"must be a whole number, 0 or more; got {count!r}")],
+                "service",
             )
         self.hook.require_v2(type(self).__name__)
         self.hook.scale_service(self.service_id, count)

@@ -66,7 +66,7 @@ def test_second_review_findings_in_one_dag_run(aihc_emulator, run_dag):
     from aihc_jobs import job_body
 
     from airflow_provider_aihc.decorators._payload import PAYLOAD_ENV
-    from airflow_provider_aihc.emulator import scenarios
+    from airflow_provider_aihc.emulator.steering import scenarios
     from airflow_provider_aihc.hooks.aihc import AIHCHook
 
     token = "hf_S4_2_sensed_token"

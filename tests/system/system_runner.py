@@ -45,6 +45,8 @@ ENV = "AIHC_SYSTEM_TEST_"
 #: The value of ``AIHC_SYSTEM_TEST_CONFIRM`` that lets the tests create real, paid jobs.
 CONFIRM = "spend"
 CONN_ID = "aihc_system_test"
+#: The same target in the v2 action API: models, datasets and services exist only there.
+CONN_ID_V2 = "aihc_system_test_v2"
 RUN_LABEL = "aihc-system-test"
 SYSTEM_DIR = Path(__file__).resolve().parent
 AIRFLOW = str(Path(sys.executable).with_name("airflow"))
@@ -173,9 +175,12 @@ class Target:
             },
         )
 
-    def connection(self) -> str:
-        """The ``aihc`` connection, as the ``AIRFLOW_CONN_*`` JSON a user would write."""
-        extra: dict[str, Any] = {"api_version": self.api_version}
+    def connection(self, api_version: str | None = None) -> str:
+        """The ``aihc`` connection, as the ``AIRFLOW_CONN_*`` JSON a user would write.
+
+        :param api_version: ``v1`` or ``v2``; the target's by default.
+        """
+        extra: dict[str, Any] = {"api_version": api_version or self.api_version}
         if self.region:
             extra["region"] = self.region
         if self.security_token:
@@ -223,6 +228,8 @@ class Report:
     started: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
     dags: list[dict[str, Any]] = field(default_factory=list)
     interrupted: str | None = None
+    #: What the cleanup deleted besides jobs (services, model versions a DAG left).
+    left_over: list[str] = field(default_factory=list)
 
     def write(self) -> Path:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -243,7 +250,9 @@ def _versions() -> dict[str, str]:
 def _markdown(data: dict[str, Any]) -> str:
     lines = [f"# AIHC system test report ({data['started']})", "",
              f"Target: `{json.dumps(data['target'])}`  ", f"Versions: `{data['versions']}`  ",
-             f"Interrupted: {data['interrupted'] or 'no'}", ""]  # fmt: skip
+             f"Interrupted: {data['interrupted'] or 'no'}  ",
+             f"Left over, deleted by the runner: {'; '.join(data['left_over']) or 'nothing'}",
+             ""]  # fmt: skip
     for dag in data["dags"]:
         lines += [f"## {dag['dag_id']}: {dag['outcome']} in {dag['seconds']} s", ""]
         for job in dag["jobs"]:
@@ -272,6 +281,7 @@ class SystemRun:
         self.ledger = SpendLedger(report_dir / LEDGER_NAME)
         self._recorded: set[str] = set()
         os.environ[f"AIRFLOW_CONN_{CONN_ID.upper()}"] = target.connection()
+        os.environ[f"AIRFLOW_CONN_{CONN_ID_V2.upper()}"] = target.connection("v2")
         self.hook = AIHCHook(aihc_conn_id=CONN_ID)
         self._proc: subprocess.Popen[str] | None = None
         self._started = time.monotonic()
@@ -306,8 +316,11 @@ class SystemRun:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SYSTEM_DIR), env.get("PYTHONPATH")]))
         return env
 
-    def run_dag(self, dag_id: str, dag_file: str) -> None:
-        """Run one DAG to its end; fail when it did not succeed or broke the spend limit."""
+    def run_dag(self, dag_id: str, dag_file: str, *, creates_jobs: bool = True) -> None:
+        """Run one DAG to its end; fail when it did not succeed or broke the spend limit.
+
+        :param creates_jobs: whether the DAG creates jobs (the runner must have seen one).
+        """
         spent = self.ledger.count()
         if spent >= self.target.max_jobs:
             raise RuntimeError(
@@ -339,7 +352,9 @@ class SystemRun:
             entry["jobs"] = [asdict(j) for j in self.jobs.values() if j.job_id not in known]
             self.report.write()
         assert ok, f"{dag_id} did not succeed:\n{output[-4000:]}"
-        assert entry["jobs"], f"{dag_id} succeeded, but the runner saw none of its jobs"
+        assert entry["jobs"] or not creates_jobs, (
+            f"{dag_id} succeeded, but the runner saw none of its jobs"
+        )
 
     def _watch(self, proc: subprocess.Popen[str], deadline: float) -> str:
         """Observe the jobs while the DAG runs; its output once it ends."""
@@ -442,6 +457,25 @@ class SystemRun:
             proc.kill()
             proc.wait(timeout=30)
 
+    def _cleanup_services(self) -> None:
+        """Delete this session's services and model versions (named after the session;
+        ``example_aihc_service_loop``), whatever its teardowns did; the report says which."""
+        from airflow_provider_aihc.hooks.aihc import AIHCHook
+
+        hook, prefix = AIHCHook(aihc_conn_id=CONN_ID_V2), f"{self.run_id}-"
+        try:
+            for service in hook.list_services():
+                if service.name.startswith(prefix):
+                    hook.delete_service(service.id)
+                    self.report.left_over.append(f"service {service.id} deleted")
+            for model in hook.list_models(prefix):
+                if model.name.startswith(prefix):
+                    for version in hook.list_model_versions(model.id):
+                        hook.delete_model_version(model.id, version.id)
+                        self.report.left_over.append(f"model version {version.id} deleted")
+        except Exception as exc:  # the jobs are still cleaned up
+            print(f"system tests: cleaning up services failed: {exc}", file=sys.stderr)
+
     def cleanup(self) -> None:
         """Stop and delete every job this session created; a second signal waits for it."""
         from airflow_provider_aihc.exceptions import AIHCNotFoundError
@@ -468,6 +502,7 @@ class SystemRun:
                     record.cleanup.append("deleted")
                 except AIHCNotFoundError:
                     pass
+            self._cleanup_services()
             for entry in self.report.dags:
                 entry["jobs"] = [asdict(self.jobs[j["job_id"]]) for j in entry["jobs"]]
             self.report.write()
@@ -476,15 +511,16 @@ class SystemRun:
                 signal.signal(signum, handler)
 
 
-def get_test_run(dag: Any) -> Callable[..., None]:
+def get_test_run(dag: Any, *, creates_jobs: bool = True) -> Callable[..., None]:
     """The pytest test of one example DAG: ``test_run = get_test_run(dag)``.
 
     :param dag: the example's DAG; its ``fileloc`` is the DAGs folder the run parses.
+    :param creates_jobs: whether the DAG creates jobs (``False``: services, models only).
     """
     dag_id, dag_file = dag.dag_id, dag.fileloc
 
     def test_run(aihc_system: SystemRun) -> None:
-        aihc_system.run_dag(dag_id, dag_file)
+        aihc_system.run_dag(dag_id, dag_file, creates_jobs=creates_jobs)
 
     test_run.__doc__ = f"Run {dag_id} end to end against the system-test target."
     return test_run

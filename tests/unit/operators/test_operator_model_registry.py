@@ -150,6 +150,9 @@ def test_bad_input_names_the_field_before_any_request(
     aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch, op: object, field: str
 ) -> None:
     use_api_version(monkeypatch, "v2")
-    with pytest.raises(AIHCValidationError, match=field.split(" ")[0]):
+    with pytest.raises(AIHCValidationError, match=field.split(" ")[0]) as refused:
         op().execute(context_of(TaskInstanceStub()))  # type: ignore[operator]
+    # The message names what was about to be sent, never a job.
+    subject = "dataset" if field in ("dataset_name", "mount_path") else "model"
+    assert str(refused.value).startswith(f"Invalid AIHC {subject}")
     assert total(aihc_emulator) == 0

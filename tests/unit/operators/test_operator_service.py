@@ -231,6 +231,7 @@ def test_bad_input_names_the_field_before_any_request(
     with pytest.raises(AIHCValidationError) as refused:
         make().execute(context_of(TaskInstanceStub()))
     assert field in str(refused.value)
+    assert str(refused.value).startswith("Invalid AIHC service parameters")  # not a job's
     assert total(aihc_emulator) == 0
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from airflow_provider_aihc.emulator import scenarios
-from airflow_provider_aihc.emulator.state.jobs import Progression
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.state.jobs import Progression
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.sensors.aihc import AIHCJobSensor
 from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
 from airflow_provider_aihc.watch import JobEvent

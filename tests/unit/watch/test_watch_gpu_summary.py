@@ -11,9 +11,9 @@ import time
 import pytest
 from watch_helpers import POOL, Recorder
 
-from airflow_provider_aihc.emulator import scenarios
 from airflow_provider_aihc.emulator.pytest_plugin import CONN_ENV
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.hooks.aihc import AIHCHook
 from airflow_provider_aihc.watch import drive
 from airflow_provider_aihc.watch.results import OutputSpec
