@@ -134,7 +134,10 @@ def get_provider_info() -> dict[str, Any]:
         "operators": [
             {
                 "integration-name": integration,
-                "python-modules": ["airflow_provider_aihc.operators.aihc"],
+                "python-modules": [
+                    "airflow_provider_aihc.operators.aihc",
+                    "airflow_provider_aihc.operators.sweep",
+                ],
             }
         ],
         "sensors": [
