@@ -42,5 +42,5 @@ with DAG(
         # True stops it too.
         stop_unknown=False,
         retries=0,  # the next sweep is the retry
-        execution_timeout=timedelta(minutes=MINUTES),
+        execution_timeout=timedelta(minutes=max(2 * MINUTES, 2)),
     )

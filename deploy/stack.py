@@ -174,6 +174,8 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         "DAG_PROCESSOR__REFRESH_INTERVAL": "15",
         "DAG_PROCESSOR__PARSING_PROCESSES": "1",
         "TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": str(TAKEOVER_SECONDS),
+        # The jobs' airflow-deployment label: what the orphan sweep recognises as its own.
+        "AIHC__DEPLOYMENT_ID": DEPLOYMENT_ID,
     }
     return {
         **{k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")},
@@ -185,6 +187,9 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
 
+
+#: This deployment's ``[aihc] deployment_id``.
+DEPLOYMENT_ID = "aihc-deploy-check"
 
 #: The DAG folders ``make test-deployment`` runs: name in the DAGs folder → folder.
 SCENARIO_DAG_FOLDERS = {"examples": ROOT / "dags_examples", "scenarios": ROOT / "deploy" / "dags"}
