@@ -184,10 +184,16 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         "AIRFLOW_CONN_AIHC_DEFAULT": connection.json,
         "AIHC_EXAMPLE_POLL_SECONDS": "2",
         "AIHC_DEPLOY_TAKEOVER_POLL_SECONDS": str(TAKEOVER_POLL_SECONDS),
+        # The orphan sweep's interval (dags_examples/aihc_orphan_sweep.py); chaos sets its own.
+        "AIHC_ORPHAN_SWEEP_MINUTES": os.environ.get(
+            "AIHC_ORPHAN_SWEEP_MINUTES", str(SWEEP_SECONDS / 60)
+        ),
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
 
 
+#: The orphan sweep's interval in ``make test-deployment`` (scenario 7's bound is two).
+SWEEP_SECONDS = 20.0
 #: This deployment's ``[aihc] deployment_id``.
 DEPLOYMENT_ID = "aihc-deploy-check"
 
