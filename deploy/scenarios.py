@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ import ui
 from api import Airflow, Emulator, event_text
 from report import Table
 from services import Fatal, Services, is_below, wait_for
-from stack import SWEEP_SECONDS, TAKEOVER_POLL_SECONDS, TAKEOVER_SECONDS, TRIGGERERS, WORKERS
+from stack import BIN, SWEEP_SECONDS, TAKEOVER_POLL_SECONDS, TAKEOVER_SECONDS, TRIGGERERS, WORKERS
 from tasklog import Takeover, span, training_lines
 
 #: Example DAG → (the task that creates the job, the task that waits for it, map indexes).
@@ -412,8 +413,18 @@ def sweep_stops_orphans(d: Deployment, services: Services) -> str:
     sync_ti = d.airflow.wait_ti(sync_dag, rids[sync_dag], sync_task, {"running"}, 120)
     check(_sweeps(d) == 0, "the sweep ran before the scenario unpaused it")
     d.airflow.unpause(SWEEP_DAG)
+    other: list[str] = []
+    beside = threading.Thread(target=lambda: other.append(_other_deployment_sweeps(d)))
+    beside.start()
     try:
         seen = _kill_and_wait(d, services, cases, rids, jobs, sync_ti, bound)
+        beside.join(300)
+        check(bool(other), "the other deployment's sweep did not end within 300 s")
+        healthy_id = jobs[healthy[0]]["jobId"]
+        check(
+            f"Left AIHC job {healthy_id}" in other[0] and "0 job(s) stopped" in other[0],
+            f"the other deployment's sweep did not leave job {healthy_id}: {other[0][-3000:]}",
+        )
         sweeps = _sweeps(d)
         check(sweeps >= 2, f"only {sweeps} sweep run(s) succeeded")
         job = d.emulator.job(jobs[healthy[0]]["jobId"])
@@ -423,7 +434,35 @@ def sweep_stops_orphans(d: Deployment, services: Services) -> str:
         check(state == "success", f"the healthy wait's run ended {state}")
     finally:
         d.airflow.call("PATCH", f"/dags/{SWEEP_DAG}", json={"is_paused": True})
-    return f"{seen}; a healthy deferred wait through {sweeps} sweeps never stopped"
+    return (
+        f"{seen}; a healthy deferred wait through {sweeps} sweeps never stopped; the "
+        f"{OTHER_DEPLOYMENT} deployment's sweep left this one's jobs"
+    )
+
+
+#: The second deployment beside the first: the same credentials and DAG files.
+OTHER_DEPLOYMENT = "aihc-deploy-other"
+
+
+def _other_deployment_sweeps(d: Deployment) -> str:
+    """One sweep of a second deployment (its own SQLite database, ``airflow dags test``
+    as its scheduler, its own ``deployment_id``); its output."""
+    home = d.build / "other-deployment"
+    home.mkdir(exist_ok=True)
+    env = {
+        **d.env,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__AIHC__DEPLOYMENT_ID": OTHER_DEPLOYMENT,
+    }
+    airflow = str(BIN / "airflow")
+    out = []
+    for argv in ([airflow, "db", "migrate"], [airflow, "dags", "test", SWEEP_DAG]):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=280)
+        out.append(done.stdout + done.stderr)
+    (d.build / "logs" / "other_deployment_sweep.log").write_text(out[-1])
+    return out[-1]
 
 
 def _kill_and_wait(
