@@ -421,9 +421,12 @@ def sweep_stops_orphans(d: Deployment, services: Services) -> str:
         beside.join(300)
         check(bool(other), "the other deployment's sweep did not end within 300 s")
         healthy_id = jobs[healthy[0]]["jobId"]
+        status = d.emulator.job(healthy_id)["status"]
+        listed = [line[-200:] for line in other[0].splitlines() if "Orphan sweep" in line]
         check(
             f"Left AIHC job {healthy_id}" in other[0] and "0 job(s) stopped" in other[0],
-            f"the other deployment's sweep did not leave job {healthy_id}: {other[0][-3000:]}",
+            f"the other deployment's sweep did not leave job {healthy_id} (now {status}): "
+            f"{listed} (logs/other_deployment_sweep.log)",
         )
         sweeps = _sweeps(d)
         check(sweeps >= 2, f"only {sweeps} sweep run(s) succeeded")

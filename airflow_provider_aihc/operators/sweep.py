@@ -89,6 +89,8 @@ class AIHCOrphanSweepOperator(BaseOperator):
         stopped: list[str] = []
         for pool in pools:
             jobs = self.hook.list_job_summaries(pool)
+            running = sum(not job.is_terminal for job in jobs)
+            self.log.info("Pool %s: %d job(s) listed, %d running", pool, len(jobs), running)
             states = read_task_states(context, claimed_dag_ids(jobs, key, deployment))
             decisions = plan_sweep(
                 jobs, states, key=key, deployment=deployment, stop_unknown=self.stop_unknown
