@@ -397,49 +397,60 @@ def timeout_stops(d: Deployment) -> str:
 def sweep_stops_orphans(d: Deployment, services: Services) -> str:
     """Where no ``on_kill`` runs, the orphan sweep stops the job within two intervals of
     its task's end: a deferred task marked failed while both triggerers are down, and a
-    sync wait whose worker is SIGKILLed on its last try. A healthy deferred wait through
-    every sweep meanwhile is never stopped."""
+    sync wait whose worker is SIGKILLed on its last try. Then a healthy deferred wait
+    through several sweeps (and one of a second deployment) is never stopped.
+
+    The healthy wait starts after the triggerers are back: killing both while a deferred
+    wait runs made its trigger, taken over, run ``on_kill`` ("cancelled by user action")
+    and stop the job itself in one run; that is the takeover's, not the sweep's."""
     bound = 2 * SWEEP_SECONDS
     wait_for(lambda: SWEEP_DAG in d.airflow.dag_ids(), 120, "the sweep's DAG parsed", 3)
     d.emulator.script(kind="hold", status="Running", match="sweep-", times=3)
     cases = ("deploy_sweep_deferred", "sweep_deferred"), ("deploy_sweep_sync", "sweep_sync")
-    healthy = ("deploy_sweep_healthy", "sweep_healthy")
     rids = {dag: d.airflow.trigger(dag, run_id("s7"), None)["dag_run_id"] for dag, _ in cases}
-    rids[healthy[0]] = d.airflow.trigger(healthy[0], run_id("s7"), None)["dag_run_id"]
-    for dag_id, task_id in (cases[0], healthy):
-        d.airflow.wait_ti(dag_id, rids[dag_id], task_id, {"deferred"}, 120)
-    jobs = {dag: _running_job(d, dag, rids[dag], task) for dag, task in (*cases, healthy)}
+    d.airflow.wait_ti(cases[0][0], rids[cases[0][0]], cases[0][1], {"deferred"}, 120)
+    jobs = {dag: _running_job(d, dag, rids[dag], task) for dag, task in cases}
     sync_dag, sync_task = cases[1]
     sync_ti = d.airflow.wait_ti(sync_dag, rids[sync_dag], sync_task, {"running"}, 120)
     check(_sweeps(d) == 0, "the sweep ran before the scenario unpaused it")
     d.airflow.unpause(SWEEP_DAG)
+    try:
+        seen = _kill_and_wait(d, services, cases, rids, jobs, sync_ti, bound)
+        healthy = _healthy_wait_left(d)
+    finally:
+        d.airflow.call("PATCH", f"/dags/{SWEEP_DAG}", json={"is_paused": True})
+    return f"{seen}; {healthy}"
+
+
+def _healthy_wait_left(d: Deployment) -> str:
+    """A deferred wait through three sweeps of this deployment and one of another: its
+    job is never stopped, and the other deployment's sweep logs that it left it."""
+    dag_id, task_id = "deploy_sweep_healthy", "sweep_healthy"
+    rid = d.airflow.trigger(dag_id, run_id("s7"), None)["dag_run_id"]
+    d.airflow.wait_ti(dag_id, rid, task_id, {"deferred"}, 120)
+    job_id = _running_job(d, dag_id, rid, task_id)["jobId"]
+    before = _sweeps(d)
     other: list[str] = []
     beside = threading.Thread(target=lambda: other.append(_other_deployment_sweeps(d)))
     beside.start()
-    try:
-        seen = _kill_and_wait(d, services, cases, rids, jobs, sync_ti, bound)
-        beside.join(300)
-        check(bool(other), "the other deployment's sweep did not end within 300 s")
-        healthy_id = jobs[healthy[0]]["jobId"]
-        status = d.emulator.job(healthy_id)["status"]
-        listed = [line[-200:] for line in other[0].splitlines() if "Orphan sweep" in line]
-        check(
-            f"Left AIHC job {healthy_id}" in other[0] and "0 job(s) stopped" in other[0],
-            f"the other deployment's sweep did not leave job {healthy_id} (now {status}): "
-            f"{listed} (logs/other_deployment_sweep.log)",
-        )
-        sweeps = _sweeps(d)
-        check(sweeps >= 2, f"only {sweeps} sweep run(s) succeeded")
-        job = d.emulator.job(jobs[healthy[0]]["jobId"])
-        check(job["status"] == "Running", f"the healthy wait's job is {job['status']}")
-        d.emulator.set_status(job["jobId"], "Succeeded")
-        state = d.airflow.wait_run(healthy[0], rids[healthy[0]], 120)
-        check(state == "success", f"the healthy wait's run ended {state}")
-    finally:
-        d.airflow.call("PATCH", f"/dags/{SWEEP_DAG}", json={"is_paused": True})
+    wait_for(lambda: _sweeps(d) >= before + 3, 6 * SWEEP_SECONDS + 60, "three sweeps", 3)
+    beside.join(300)
+    status = d.emulator.job(job_id)["status"]
+    check(status == "Running", f"the healthy wait's job {job_id} is {status}")
+    check(bool(other), "the other deployment's sweep did not end within 300 s")
+    listed = [line[-200:] for line in other[0].splitlines() if "Orphan sweep" in line]
+    check(
+        f"Left AIHC job {job_id}" in other[0] and "0 job(s) stopped" in other[0],
+        f"the other deployment's sweep did not leave job {job_id}: {listed} "
+        "(logs/other_deployment_sweep.log)",
+    )
+    sweeps = _sweeps(d) - before
+    d.emulator.set_status(job_id, "Succeeded")
+    state = d.airflow.wait_run(dag_id, rid, 120)
+    check(state == "success", f"the healthy wait's run ended {state}")
     return (
-        f"{seen}; a healthy deferred wait through {sweeps} sweeps never stopped; the "
-        f"{OTHER_DEPLOYMENT} deployment's sweep left this one's jobs"
+        f"a healthy deferred wait through {sweeps} sweeps never stopped; the "
+        f"{OTHER_DEPLOYMENT} deployment's sweep saw its job and left it"
     )
 
 
