@@ -138,6 +138,7 @@ def get_provider_info() -> dict[str, Any]:
                     "airflow_provider_aihc.operators.aihc",
                     "airflow_provider_aihc.operators.model_registry",
                     "airflow_provider_aihc.operators.service",
+                    "airflow_provider_aihc.operators.sweep",
                 ],
             }
         ],

@@ -41,7 +41,13 @@ KILLS = 24
 #: After the load: how long every run may take to end, then the quiet before the judgement
 #: (a job still running after it is an orphan).
 DRAIN_SECONDS = 420.0
-GRACE_SECONDS = 20.0
+#: The orphan sweep's interval (``dags_examples/aihc_orphan_sweep.py``): a job whose task
+#: ended is stopped within two of them.
+SWEEP_SECONDS = 30.0
+SWEEP_DAG = "aihc_orphan_sweep"
+#: The quiet before the judgement: the sweep's bound (two intervals) and a margin; a job
+#: still running after it is an orphan.
+GRACE_SECONDS = 2 * SWEEP_SECONDS + 15.0
 #: What the chaos deployment sets beyond ``make test-deployment``'s: a task instance queued
 #: to a worker that died before it started is queued again after 90 s, checked every 30 s
 #: (Airflow's defaults: 10 minutes, every 2), as an operator running Celery under failures
@@ -74,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     logs = build / "logs"
     shutil.rmtree(logs, ignore_errors=True)
     logs.mkdir(parents=True)
+    # Every Airflow process inherits it (stack.airflow_env copies this environment).
+    os.environ["AIHC_ORPHAN_SWEEP_MINUTES"] = str(SWEEP_SECONDS / 60)
     services = Services(log_dir=logs, env=dict(os.environ), build=build)
     phases = report.Table()
     status = 1
@@ -84,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             phases,
             schedulers=2,
             dag_folders={"chaos": ROOT / "deploy" / "chaos_dags"},
-            dag_ids=frozenset(RUNS),
+            dag_ids=frozenset(RUNS) | {SWEEP_DAG},
             config=CONFIG,
         )
         if deployment is not None:
@@ -137,7 +145,9 @@ def _storm(
         wait_for(all_final, DRAIN_SECONDS, "every task instance final", interval=10)
     except TimeoutError as exc:
         print(f"chaos: {exc}")
-    storm.record.log(storm.started, f"every run ended; {GRACE_SECONDS:.0f} s of quiet")
+    storm.record.log(
+        storm.started, f"every run ended; {GRACE_SECONDS:.0f} s of quiet (the sweep's bound)"
+    )
     time.sleep(GRACE_SECONDS)
     state = emulator.state()
     window = stack.TAKEOVER_SECONDS + 2 * 2  # the threshold plus two polls (chaos_dags JOB)

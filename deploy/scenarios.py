@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable
@@ -23,7 +24,7 @@ import ui
 from api import Airflow, Emulator, event_text
 from report import Table
 from services import Fatal, Services, is_below, wait_for
-from stack import TAKEOVER_POLL_SECONDS, TAKEOVER_SECONDS, TRIGGERERS
+from stack import BIN, SWEEP_SECONDS, TAKEOVER_POLL_SECONDS, TAKEOVER_SECONDS, TRIGGERERS, WORKERS
 from tasklog import Takeover, span, training_lines
 
 #: Example DAG → (the task that creates the job, the task that waits for it, map indexes).
@@ -47,7 +48,12 @@ SCENARIO_DAGS = {
     "deploy_failed_try",
     "deploy_mark_failed",
     "deploy_exec_timeout",
+    "deploy_sweep_deferred",
+    "deploy_sweep_sync",
+    "deploy_sweep_healthy",
 }
+#: The orphan sweep's DAG (an example, paused until scenario 7 unpauses it).
+SWEEP_DAG = "aihc_orphan_sweep"
 ALL_DAGS = set(EXAMPLES) | SCENARIO_DAGS
 STOPPED = {"ManualTermination", "Stopped"}
 RUN_TIMEOUT = 180.0
@@ -385,6 +391,146 @@ def timeout_stops(d: Deployment) -> str:
     return f"job {job['jobId']} stopped at most {late:.1f} s after the task timed out ({ended})"
 
 
+# ---- 7: the orphan sweep ---------------------------------------------------------------------
+
+
+def sweep_stops_orphans(d: Deployment, services: Services) -> str:
+    """Where no ``on_kill`` runs, the orphan sweep stops the job within two intervals of
+    its task's end: a deferred task marked failed while both triggerers are down, and a
+    sync wait whose worker is SIGKILLed on its last try. Then a healthy deferred wait
+    through several sweeps (and one of a second deployment) is never stopped.
+
+    The healthy wait starts after the triggerers are back: killing both while a deferred
+    wait runs made its trigger, taken over, run ``on_kill`` ("cancelled by user action")
+    and stop the job itself in one run; that is the takeover's, not the sweep's."""
+    bound = 2 * SWEEP_SECONDS
+    wait_for(lambda: SWEEP_DAG in d.airflow.dag_ids(), 120, "the sweep's DAG parsed", 3)
+    d.emulator.script(kind="hold", status="Running", match="sweep-", times=3)
+    cases = ("deploy_sweep_deferred", "sweep_deferred"), ("deploy_sweep_sync", "sweep_sync")
+    rids = {dag: d.airflow.trigger(dag, run_id("s7"), None)["dag_run_id"] for dag, _ in cases}
+    d.airflow.wait_ti(cases[0][0], rids[cases[0][0]], cases[0][1], {"deferred"}, 120)
+    jobs = {dag: _running_job(d, dag, rids[dag], task) for dag, task in cases}
+    sync_dag, sync_task = cases[1]
+    sync_ti = d.airflow.wait_ti(sync_dag, rids[sync_dag], sync_task, {"running"}, 120)
+    check(_sweeps(d) == 0, "the sweep ran before the scenario unpaused it")
+    d.airflow.unpause(SWEEP_DAG)
+    try:
+        seen = _kill_and_wait(d, services, cases, rids, jobs, sync_ti, bound)
+        healthy = _healthy_wait_left(d)
+    finally:
+        d.airflow.call("PATCH", f"/dags/{SWEEP_DAG}", json={"is_paused": True})
+    return f"{seen}; {healthy}"
+
+
+def _healthy_wait_left(d: Deployment) -> str:
+    """A deferred wait through three sweeps of this deployment and one of another: its
+    job is never stopped, and the other deployment's sweep logs that it left it."""
+    dag_id, task_id = "deploy_sweep_healthy", "sweep_healthy"
+    rid = d.airflow.trigger(dag_id, run_id("s7"), None)["dag_run_id"]
+    d.airflow.wait_ti(dag_id, rid, task_id, {"deferred"}, 120)
+    job_id = _running_job(d, dag_id, rid, task_id)["jobId"]
+    before = _sweeps(d)
+    other: list[str] = []
+    beside = threading.Thread(target=lambda: other.append(_other_deployment_sweeps(d)))
+    beside.start()
+    wait_for(lambda: _sweeps(d) >= before + 3, 6 * SWEEP_SECONDS + 60, "three sweeps", 3)
+    beside.join(300)
+    status = d.emulator.job(job_id)["status"]
+    check(status == "Running", f"the healthy wait's job {job_id} is {status}")
+    check(bool(other), "the other deployment's sweep did not end within 300 s")
+    listed = [line[-200:] for line in other[0].splitlines() if "Orphan sweep" in line]
+    check(
+        f"Left AIHC job {job_id}" in other[0] and "0 job(s) stopped" in other[0],
+        f"the other deployment's sweep did not leave job {job_id}: {listed} "
+        "(logs/other_deployment_sweep.log)",
+    )
+    sweeps = _sweeps(d) - before
+    d.emulator.set_status(job_id, "Succeeded")
+    state = d.airflow.wait_run(dag_id, rid, 120)
+    check(state == "success", f"the healthy wait's run ended {state}")
+    return (
+        f"a healthy deferred wait through {sweeps} sweeps never stopped; the "
+        f"{OTHER_DEPLOYMENT} deployment's sweep saw its job and left it"
+    )
+
+
+#: The second deployment beside the first: the same credentials and DAG files.
+OTHER_DEPLOYMENT = "aihc-deploy-other"
+
+
+def _other_deployment_sweeps(d: Deployment) -> str:
+    """One sweep of a second deployment (its own SQLite database, ``airflow dags test``
+    as its scheduler, its own ``deployment_id``); its output."""
+    home = d.build / "other-deployment"
+    home.mkdir(exist_ok=True)
+    env = {
+        **d.env,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+        "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+        "AIRFLOW__AIHC__DEPLOYMENT_ID": OTHER_DEPLOYMENT,
+    }
+    airflow = str(BIN / "airflow")
+    out = []
+    for argv in ([airflow, "db", "migrate"], [airflow, "dags", "test", SWEEP_DAG]):
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=280)
+        out.append(done.stdout + done.stderr)
+    (d.build / "logs" / "other_deployment_sweep.log").write_text(out[-1])
+    return out[-1]
+
+
+def _kill_and_wait(
+    d: Deployment,
+    services: Services,
+    cases: tuple[tuple[str, str], ...],
+    rids: dict[str, str],
+    jobs: dict[str, dict[str, Any]],
+    sync_ti: dict[str, Any],
+    bound: float,
+) -> str:
+    (deferred_dag, deferred_task), (sync_dag, sync_task) = cases
+    workers = [services.get(name) for name in WORKERS]
+    pid = sync_ti.get("pid")
+    victim = next((w for w in workers if pid and is_below(pid, w.pid)), None)
+    check(victim is not None, f"no worker runs the sync wait's process {pid}")
+    assert victim is not None
+    victim.kill()
+    triggerers = [services.get(name) for name in TRIGGERERS]
+    for triggerer in triggerers:
+        triggerer.kill()
+    d.airflow.mark(deferred_dag, rids[deferred_dag], deferred_task, "failed")
+    marked = time.monotonic()
+    services.restart(victim)
+    took: dict[str, float] = {}
+    try:
+        _stopped_within(d, jobs[deferred_dag]["jobId"], marked, bound, took, "marked failed")
+    finally:
+        for triggerer in triggerers:
+            services.restart(triggerer)
+    # Airflow fails the dead worker's task after its heartbeat timeout (no retries left).
+    d.airflow.wait_ti(sync_dag, rids[sync_dag], sync_task, {"failed"}, 180)
+    failed = time.monotonic()
+    _stopped_within(d, jobs[sync_dag]["jobId"], failed, bound, took, "worker killed")
+    return (
+        f"marked failed with both triggerers down: job stopped {took['marked failed']:.0f} s "
+        f"after; {victim.name} SIGKILLed on the last try: job stopped "
+        f"{took['worker killed']:.0f} s after the task failed (bound {bound:.0f} s)"
+    )
+
+
+def _stopped_within(
+    d: Deployment, job_id: str, since: float, bound: float, took: dict[str, float], what: str
+) -> None:
+    wait_for(lambda: d.emulator.job(job_id)["status"] in STOPPED, bound, f"{what}: job stopped")
+    took[what] = time.monotonic() - since
+
+
+def _sweeps(d: Deployment) -> int:
+    """The orphan sweep's succeeded runs."""
+    runs = d.airflow.call("GET", f"/dags/{SWEEP_DAG}/dagRuns", params={"state": "success"})
+    return int(runs["total_entries"])
+
+
 # ---- running them ----------------------------------------------------------------------------
 
 
@@ -402,7 +548,7 @@ def run_all(d: Deployment, services: Services, table: Table, only: set[str]) -> 
     """Every scenario, in an order that keeps crashes apart from other work.
 
     :param only: names (``examples``, ``ui``, ``retries``, ``kills``, ``takeover``,
-        ``worker``) to run; empty = all.
+        ``sweep``, ``worker``) to run; empty = all.
     """
 
     def wanted(name: str) -> bool:
@@ -426,14 +572,21 @@ def run_all(d: Deployment, services: Services, table: Table, only: set[str]) -> 
         with table.phase("scenario 6: the UI in a browser") as ok:
             ui.check_ui(d, table)
             ok.set()
-    if wanted("takeover"):
-        with table.phase("scenario 2: triggerer takeover") as ok:
-            table.check(
-                "2 SIGKILLed triggerer, the other takes over",
-                lambda: triggerer_takeover(d, services),
-            )
-            ok.set()
-    if wanted("worker"):
-        with table.phase("scenario 3: worker crash mid-create") as ok:
-            table.check("3 SIGKILLed worker, the retry adopts", lambda: worker_crash(d, services))
-            ok.set()
+    checks = {
+        "takeover": ("scenario 2: triggerer takeover", "2 SIGKILLed triggerer, the other "
+                     "takes over", lambda: triggerer_takeover(d, services)),
+        "sweep": ("scenario 7: the orphan sweep", "7 the sweep stops what no on_kill stopped, "
+                  "and nothing else", lambda: sweep_stops_orphans(d, services)),
+        "worker": ("scenario 3: worker crash mid-create", "3 SIGKILLed worker, the retry "
+                   "adopts", lambda: worker_crash(d, services)),
+    }  # fmt: skip
+    for name, (phase, row, body) in checks.items():
+        if wanted(name):
+            _one_check(table, phase, row, body)
+
+
+def _one_check(table: Table, phase: str, row: str, body: Callable[[], str]) -> None:
+    """A phase of one check."""
+    with table.phase(phase) as ok:
+        table.check(row, body)
+        ok.set()

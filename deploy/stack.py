@@ -174,6 +174,8 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         "DAG_PROCESSOR__REFRESH_INTERVAL": "15",
         "DAG_PROCESSOR__PARSING_PROCESSES": "1",
         "TRIGGERER__TRIGGERER_HEALTH_CHECK_THRESHOLD": str(TAKEOVER_SECONDS),
+        # The jobs' airflow-deployment label: what the orphan sweep recognises as its own.
+        "AIHC__DEPLOYMENT_ID": DEPLOYMENT_ID,
     }
     return {
         **{k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW")},
@@ -182,9 +184,18 @@ def airflow_env(build: Path, endpoints: Endpoints, api_port: int) -> dict[str, s
         "AIRFLOW_CONN_AIHC_DEFAULT": connection.json,
         "AIHC_EXAMPLE_POLL_SECONDS": "2",
         "AIHC_DEPLOY_TAKEOVER_POLL_SECONDS": str(TAKEOVER_POLL_SECONDS),
+        # The orphan sweep's interval (dags_examples/aihc_orphan_sweep.py); chaos sets its own.
+        "AIHC_ORPHAN_SWEEP_MINUTES": os.environ.get(
+            "AIHC_ORPHAN_SWEEP_MINUTES", str(SWEEP_SECONDS / 60)
+        ),
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     }
 
+
+#: The orphan sweep's interval in ``make test-deployment`` (scenario 7's bound is two).
+SWEEP_SECONDS = 20.0
+#: This deployment's ``[aihc] deployment_id``.
+DEPLOYMENT_ID = "aihc-deploy-check"
 
 #: The DAG folders ``make test-deployment`` runs: name in the DAGs folder → folder.
 SCENARIO_DAG_FOLDERS = {"examples": ROOT / "dags_examples", "scenarios": ROOT / "deploy" / "dags"}

@@ -23,9 +23,6 @@ from tasklog import TOOK_OVER, training_lines, written_at
 from airflow_provider_aihc.emulator.state.jobs import MANUAL_TERMINATION, STOPPED, TERMINAL
 
 STOPPED_STATUSES = {STOPPED, MANUAL_TERMINATION}
-#: The stated limits (docs/reliability.md) a job left running may be counted under.
-MARK_FAILED_LIMIT = "the mark-failed limit"
-LAST_TRY_LIMIT = "the last-try limit"
 #: Ended badly: a retry may create a fresh job after one of these.
 BAD_ENDS = STOPPED_STATUSES | {"Failed"}
 #: Task instances that must end failed (the user, or the timeout, ended them), and whose
@@ -81,7 +78,8 @@ class Verdict:
     tis: list[TI]
     broken: list[str] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)
-    #: Jobs left running by a stated limit (:func:`_killed_tasks_stopped`): job id → which.
+    #: Jobs that ended unstopped for a reason that is no broken promise (a cleared
+    #: series' job that ended before the new series began): job id → why.
     excused: dict[str, str] = field(default_factory=dict)
 
     def fail(self, what: str) -> None:
@@ -177,46 +175,35 @@ def _one_job_per_series(verdict: Verdict, api: Airflow) -> None:
 
 
 def _no_orphans(verdict: Verdict, jobs: list[dict[str, Any]]) -> None:
-    running = [job for job in jobs if job["status"] not in TERMINAL]
-    orphans = [job for job in running if job["jobId"] not in verdict.excused]
+    """No job runs once every task ended and the orphan sweep's bound passed (the quiet
+    before the judgement is that bound): none is excused."""
+    orphans = [job for job in jobs if job["status"] not in TERMINAL]
     for job in orphans:
         verdict.fail(f"orphan: job {job['jobId']} ({job['name']}) still {job['status']}")
     verdict.figures["orphans"] = len(orphans)
-    limits = Counter(verdict.excused[j["jobId"]] for j in running if j["jobId"] in verdict.excused)
-    for limit in (MARK_FAILED_LIMIT, LAST_TRY_LIMIT):
-        verdict.figures[f"left running by {limit}"] = limits[limit]
 
 
 def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> None:
     """Every job of a marked-failed or timed-out task is stopped; a cleared task's job of
     the series before the clear is stopped.
 
-    A task marked failed while no triggerer ran its trigger (the triggerer that held it
-    was killed, and none had taken it over yet), or whose triggerer was killed while its
-    ``on_kill`` stopped the job, is Airflow's limit, not a broken promise: no ``on_kill``
-    runs anywhere after that (docs/reliability.md, "Limits"). Its log then has no
-    "cancelled by user action" line, or a triggerer stopped within
-    :data:`ON_KILL_SECONDS` after it; the job is counted apart. So is the job of a task to
-    be marked failed whose every try died before it deferred (the load saw it end without
-    deferring, and never marked it): the last-try limit.
+    By ``on_kill`` or the timeout's own stop, or, where none ran (a task marked failed while
+    no triggerer ran its trigger, a triggerer killed during ``on_kill``, every try killed
+    before it deferred), by the orphan sweep within its bound: no job is excused.  How many
+    were left to the sweep is counted (``ended without on_kill``).
     """
     stopped = Counter[str]()
+    left_to_sweep = 0
     for ti in verdict.tis:
         if ti.run.dag_id in MUST_FAIL_AND_STOP | {TIMEOUT_IN_WORKER}:
             for job in ti.jobs:
                 ok = job["status"] in STOPPED_STATUSES
                 stopped["stopped" if ok else job["status"]] += 1
+                if ok and ti.run.dag_id == MARKED_FAILED:
+                    marked = any(what == "marked failed" for what, _ in ti.run.actions)
+                    if not marked or _triggerer_lost_it(api, ti, record):
+                        left_to_sweep += 1
                 if ok or ti.run.dag_id not in MUST_FAIL_AND_STOP:
-                    continue
-                why, limit = "", MARK_FAILED_LIMIT
-                if ti.run.dag_id == MARKED_FAILED:
-                    if any(what == "marked failed" for what, _ in ti.run.actions):
-                        why = _triggerer_lost_it(api, ti, record)
-                    else:  # the load saw it end, never deferred
-                        why, limit = "every try died before it deferred", LAST_TRY_LIMIT
-                if why:
-                    verdict.excused[job["jobId"]] = limit
-                    print(f"chaos: {ti.name}: {why}; job {job['jobId']} left {job['status']}")
                     continue
                 verdict.fail(f"{ti.name}: its job {job['jobId']} ended {job['status']}")
         if ti.run.dag_id == CLEARED:
@@ -240,6 +227,7 @@ def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> Non
                     verdict.fail(f"{ti.name}: job {job['jobId']} of the cleared series "
                                  f"ended {job['status']}")  # fmt: skip
     verdict.figures["jobs of killed tasks"] = dict(stopped)
+    verdict.figures["stopped where no on_kill ran (the sweep's)"] = left_to_sweep
 
 
 def _on_kill_logged(api: Airflow, ti: TI) -> bool:

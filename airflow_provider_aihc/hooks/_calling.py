@@ -254,4 +254,6 @@ def _masked(config: ConnectionConfig) -> ConnectionConfig:
     mask_secret(config.secret_access_key)
     if config.security_token:
         mask_secret(config.security_token)
+    if config.job_tag_key:
+        mask_secret(config.job_tag_key)
     return config

@@ -51,6 +51,8 @@ SHOWN_TEXT_MAX = 12
 #: The error types of :class:`ConnectionExtras`: a value that would break a header (reported
 #: alone, before anything else is read), and any other wrong extra.
 HEADER_ERROR, EXTRA_ERROR = "aihc_header", "aihc_extra"
+#: The shortest ``job_tag_key``: 128 bits of hex, or as many characters of a passphrase.
+JOB_TAG_KEY_MIN_LENGTH = 32
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,8 @@ class ConnectionConfig:
     :param api_version: the API generation spoken: ``v1`` (REST paths) or ``v2`` (actions).
     :param user_id: the AIHC user the credentials belong to (the ``ai-user-id`` label AIHC
         puts on that user's jobs), if the connection says; adoption then also requires it.
+    :param job_tag_key: the key of the jobs' identity tags, if set (else the secret access
+        key): stable across STS refreshes (``operators/_identity.tag_key``).
     """
 
     base_url: str
@@ -80,6 +84,7 @@ class ConnectionConfig:
     max_retries: int = DEFAULT_MAX_RETRIES
     api_version: str = "v1"
     user_id: str | None = None
+    job_tag_key: str | None = field(default=None, repr=False)
 
     @cached_property
     def host_header(self) -> str:
@@ -112,6 +117,7 @@ class ConnectionExtras(BaseModel):
     max_retries: int = DEFAULT_MAX_RETRIES
     api_version: str = "v1"
     user_id: str | None = None
+    job_tag_key: str | None = None
 
     @field_validator("region", mode="before")
     @classmethod
@@ -168,6 +174,25 @@ class ConnectionExtras(BaseModel):
     @classmethod
     def _user_id(cls, value: Any) -> str | None:
         return str(value or "").strip() or None
+
+    @field_validator("job_tag_key", mode="before")
+    @classmethod
+    def _job_tag_key(cls, value: Any) -> str | None:
+        if _is_blank(value):
+            return None
+        if not isinstance(value, str) or len(value) < JOB_TAG_KEY_MIN_LENGTH:
+            # Never the value, however short: it is meant to be a secret.
+            got = f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
+            raise _problem(
+                f"extra job_tag_key must be text of at least {JOB_TAG_KEY_MIN_LENGTH} "
+                "characters (a random secret, e.g. `openssl rand -hex 16`), or empty for "
+                f"the secret access key; got {got}"
+            )
+        if value != value.strip() or not value.isprintable():
+            raise _problem(
+                "extra job_tag_key has whitespace at an end or a non-printable character"
+            )
+        return value
 
 
 def read_extras(

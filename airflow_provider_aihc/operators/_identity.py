@@ -11,9 +11,15 @@ job never asks for the name its earlier job still holds.
 
 Those labels are public facts (a scheduled ``run_id`` is ``scheduled__<date>``): anyone who
 can create jobs in the pool could copy them.  So each job also carries :data:`TAG_LABEL`,
-an HMAC of the task instance and the job's name keyed by the connection's secret access key
-(:func:`job_tag`): only the holder of the secret can compute it, and a copy of a real job's
-labels fits no other name.  A job is adopted only when its tag verifies (security review F5).
+an HMAC keyed by the connection's tag key (:func:`tag_key`: the extra ``job_tag_key``, else
+the secret access key) of the job's name and **every** identity label (:data:`SIGNED_LABELS`:
+the task instance, the creating try and its series, the deployment, whether the task watches
+the job).  Only the holder of the key can compute it; a copy of a real job's labels fits no
+other name, no other try series and no other deployment, so a deleted job's labels replayed
+onto a new job are never adopted by a later series (security review S4-3), and a job of
+another deployment that shares the key is told apart (issue #34).  A job is adopted only
+when its tag verifies (security review F5) and its name is one its series derives.
+Tags of the previous format (``v1``, task instance and name only) never verify.
 """
 
 from __future__ import annotations
@@ -36,15 +42,34 @@ MAP_INDEX_LABEL = "airflow-map-index"
 TRY_LABEL = "airflow-try-number"
 #: The first try of the series that created the job (for people; adoption reads TRY_LABEL).
 SERIES_LABEL = "airflow-try-series"
-#: The HMAC that proves the job was created with the connection's secret (:func:`job_tag`).
+#: The Airflow deployment whose task created the job (``[aihc] deployment_id``; empty when
+#: unset): the orphan sweep of one deployment never touches another's jobs.
+DEPLOYMENT_LABEL = "airflow-deployment"
+#: ``true`` when the creating task waits for the job and stops it when killed
+#: (``wait_for_completion`` and ``cancel_on_kill``): the job should not outlive its task,
+#: and the orphan sweep may stop it once the task has ended.  ``false`` for a job the task
+#: only starts.
+WATCHED_LABEL = "airflow-watched"
+#: The HMAC that proves the job was created with the connection's tag key (:func:`job_tag`).
 TAG_LABEL = "airflow-ti-tag"
-IDENTITY_LABELS = frozenset(
-    {TI_LABEL, DAG_LABEL, TASK_LABEL, RUN_LABEL, MAP_INDEX_LABEL, TRY_LABEL, SERIES_LABEL}
-    | {TAG_LABEL}
+#: The labels the tag covers, in the order they enter it: all identity labels.
+SIGNED_LABELS = (
+    TI_LABEL,
+    DAG_LABEL,
+    TASK_LABEL,
+    RUN_LABEL,
+    MAP_INDEX_LABEL,
+    TRY_LABEL,
+    SERIES_LABEL,
+    DEPLOYMENT_LABEL,
+    WATCHED_LABEL,
 )
+IDENTITY_LABELS = frozenset(SIGNED_LABELS) | {TAG_LABEL}
 #: Hex digits of the tag kept: 128 bits, within a label value's 63 characters.
 TAG_LENGTH = 32
-_TAG_CONTEXT = "airflow-provider-aihc/job-tag/v1"
+_TAG_CONTEXT = "airflow-provider-aihc/job-tag/v2"
+#: What a ``[aihc] deployment_id`` may be: a label value.
+DEPLOYMENT_ID_PATTERN = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,61}[A-Za-z0-9])?")
 
 NAME_MAX_LENGTH = 50
 CLOCK_SKEW_MARGIN = timedelta(hours=6)
@@ -66,6 +91,8 @@ class TaskIdentity:
     #: No job of this task instance is older: its DAG run's start, less a margin for
     #: clock skew between Airflow and AIHC. ``None``: read the pool's whole history.
     created_after: datetime | None = None
+    #: The Airflow deployment (``[aihc] deployment_id``; empty when unset).
+    deployment: str = ""
 
     @classmethod
     def from_context(cls, context: Any) -> TaskIdentity:
@@ -83,6 +110,7 @@ class TaskIdentity:
             created_after=run_start - CLOCK_SKEW_MARGIN
             if isinstance(run_start, datetime)
             else None,
+            deployment=deployment_id(),
         )
 
     @property
@@ -91,13 +119,13 @@ class TaskIdentity:
         raw = "\0".join((self.dag_id, self.task_id, self.run_id, str(self.map_index)))
         return hashlib.sha256(raw.encode()).hexdigest()[:20]
 
-    def labels(self, tag: str | None = None) -> dict[str, str]:
-        """Labels that mark a job as this task instance's.
+    def labels(self, *, watched: bool = False) -> dict[str, str]:
+        """The identity labels of a job this try creates (without the tag: :meth:`tagged`).
 
-        :param tag: the job's :func:`job_tag` (added as :data:`TAG_LABEL`).
+        :param watched: the task waits for the job and stops it when killed (see
+            :data:`WATCHED_LABEL`).
         """
-        tagged = {TAG_LABEL: tag} if tag else {}
-        return tagged | {
+        return {
             TI_LABEL: self.key,
             DAG_LABEL: label_value(self.dag_id),
             TASK_LABEL: label_value(self.task_id),
@@ -105,7 +133,19 @@ class TaskIdentity:
             MAP_INDEX_LABEL: str(self.map_index),
             TRY_LABEL: str(self.try_number),
             SERIES_LABEL: str(self.first_try),
+            DEPLOYMENT_LABEL: self.deployment,
+            WATCHED_LABEL: "true" if watched else "false",
         }
+
+    def tagged(self, key: str, job_name: str, *, watched: bool = False) -> dict[str, str]:
+        """:meth:`labels` plus :data:`TAG_LABEL`, the HMAC of them and ``job_name``.
+
+        :param key: the connection's :func:`tag_key`.
+        :param job_name: the name the job is created under.
+        :param watched: see :meth:`labels`.
+        """
+        labels = self.labels(watched=watched)
+        return labels | {TAG_LABEL: job_tag(key, labels, job_name)}
 
     def created_by_this_instance(self, labels: Mapping[str, str]) -> bool:
         """Whether a job with ``labels`` was created by this task instance (any series)."""
@@ -154,36 +194,78 @@ class TaskIdentity:
         tries = max(self.try_number, self.first_try)
         return _cut(base, len(f"-s{tries}-r{tries}"))
 
-    def fresh_name(self, name: str, secret_access_key: str) -> str:
+    def fresh_name(self, name: str, key: str) -> str:
         """The name to use when ``name`` is held by a job that is not this connection's (a
-        squatter): ``name`` cut, plus ``-x`` and 6 hex digits only the holder of the secret
-        can derive, so every try picks the same one and nobody can squat it in advance."""
-        digest = _hmac_hex(secret_access_key, "fresh-name", self.key, name)
+        squatter): ``name`` cut, plus ``-x`` and 6 hex digits only the holder of the tag key
+        (:func:`tag_key`) can derive, so every try picks the same one and nobody can squat
+        it in advance."""
+        digest = _hmac_hex(key, "fresh-name", self.key, name)
         return _cut(name, 8) + "-x" + digest[:6]
+
+    def series_names(self, base: str, key: str) -> frozenset[str]:
+        """Every name a job of the current try series may have, created from ``base``:
+        :meth:`job_name` of each generation a try so far could reach, and its
+        :meth:`fresh_name`.  A job under another name is not the series' (S4-3)."""
+        generations = max(self.try_number - self.first_try + 1, 1)
+        names = {self.job_name(base, g) for g in range(generations)}
+        return frozenset(names | {self.fresh_name(name, key) for name in names})
 
     def client_token(self, generation: int) -> str:
         """An idempotency token for the series' ``generation``-th job."""
         return str(uuid.uuid5(_NAMESPACE, f"{self.key}/{self.first_try}/{generation}"))
 
 
-def job_tag(secret_access_key: str, ti_key: str, job_name: str) -> str:
-    """The :data:`TAG_LABEL` value of the job ``job_name`` of task instance ``ti_key``:
-    HMAC-SHA256 keyed by the secret access key, hex, cut to :data:`TAG_LENGTH`.
+def tag_key(config: Any) -> str:
+    """The key of a connection's tags and fresh names: its extra ``job_tag_key`` when set,
+    else its secret access key.
 
-    :param secret_access_key: the connection's secret (a rotated key tags differently).
-    :param ti_key: :attr:`TaskIdentity.key`.
+    STS credentials bring a new secret key at every refresh; a tag keyed by it would not
+    verify on the retry after one (security review S4-7), so set ``job_tag_key`` with STS.
+
+    :param config: the hook's ``ConnectionConfig``.
+    """
+    return str(getattr(config, "job_tag_key", None) or config.secret_access_key)
+
+
+def job_tag(key: str, labels: Mapping[str, str], job_name: str) -> str:
+    """The :data:`TAG_LABEL` value of the job ``job_name`` with identity ``labels``:
+    HMAC-SHA256 keyed by ``key`` of the name and every :data:`SIGNED_LABELS` value (an
+    absent label counts as empty), hex, cut to :data:`TAG_LENGTH`.
+
+    :param key: the connection's :func:`tag_key`.
+    :param labels: the job's labels (only :data:`SIGNED_LABELS` are read).
     :param job_name: the job's name.
     """
-    return _hmac_hex(secret_access_key, "tag", ti_key, job_name)[:TAG_LENGTH]
+    values = [labels.get(label, "") for label in SIGNED_LABELS]
+    return _hmac_hex(key, "tag", job_name, *values)[:TAG_LENGTH]
 
 
-def tag_verifies(secret_access_key: str, labels: Mapping[str, str], job_name: str) -> bool:
-    """Whether a job's :data:`TAG_LABEL` is the one this secret computes for its task
-    instance label and its name (compared in constant time)."""
-    sent, ti_key = labels.get(TAG_LABEL), labels.get(TI_LABEL)
-    if not sent or not ti_key:
+def tag_verifies(key: str, labels: Mapping[str, str], job_name: str) -> bool:
+    """Whether a job's :data:`TAG_LABEL` is the one ``key`` computes for its name and its
+    identity labels (compared in constant time)."""
+    sent = labels.get(TAG_LABEL)
+    if not sent or not labels.get(TI_LABEL):
         return False
-    return hmac.compare_digest(sent, job_tag(secret_access_key, ti_key, job_name))
+    return hmac.compare_digest(sent, job_tag(key, labels, job_name))
+
+
+def deployment_id() -> str:
+    """This Airflow deployment's ``[aihc] deployment_id`` (``AIRFLOW__AIHC__DEPLOYMENT_ID``),
+    empty when unset.
+
+    :raises AIHCConfigError: it is not a label value (letters, digits, ``.``, ``_``,
+        ``-``; at most 63 characters; alphanumeric ends).
+    """
+    from airflow_provider_aihc.exceptions import AIHCConfigError
+    from airflow_provider_aihc.version_compat import conf
+
+    value = str(conf.get("aihc", "deployment_id", fallback="") or "").strip()
+    if value and not DEPLOYMENT_ID_PATTERN.fullmatch(value):
+        raise AIHCConfigError(
+            "[aihc] deployment_id must be 1-63 letters, digits, '.', '_' or '-', starting "
+            f"and ending with a letter or digit; got {value[:70]!r}"
+        )
+    return value
 
 
 def _hmac_hex(secret: str, *parts: str) -> str:

@@ -18,9 +18,13 @@ name is a second guard, since AIHC refuses a name in use.
 
 Labels can be copied, so a job is this series' only when AIHC says the connection's own
 user created it (the platform's ``aijob.cce.baidubce.com/ai-user-id`` label, checked when
-the connection's extra ``user_id`` says who that is) and its ``airflow-ti-tag`` label, an
-HMAC keyed by the secret access key, verifies (``_identity.job_tag``).  A job that carries
-this task instance's labels but fails either check is never adopted, and the log says why.
+the connection's extra ``user_id`` says who that is), its ``airflow-ti-tag`` label, an
+HMAC keyed by the connection's tag key over its name and every identity label (the try and
+series among them), verifies (``_identity.job_tag``), its ``airflow-deployment`` label is
+this Airflow deployment's, and (for the derived default name) its name is one the series
+derives.
+A job that carries this task instance's labels but fails a check is never adopted, and the
+log says why.
 A name held by a job this connection did not create (squatted, or made by hand) is
 replaced by a fresh one only the secret's holder can derive (``TaskIdentity.fresh_name``).
 
@@ -50,13 +54,14 @@ from airflow_provider_aihc.exceptions import (
 )
 from airflow_provider_aihc.operators._identity import (
     DAG_LABEL,
+    DEPLOYMENT_LABEL,
     RUN_LABEL,
     TAG_LABEL,
     TASK_LABEL,
     TI_LABEL,
     TRY_LABEL,
     TaskIdentity,
-    job_tag,
+    tag_key,
     tag_verifies,
 )
 
@@ -97,6 +102,8 @@ class JobSubmitter:
     :param identity: the task instance.
     :param log: where decisions (adopt, create, retry) are logged.
     :param stop_earlier_series: stop the jobs of earlier try series that still run.
+    :param watched: the task waits for the job and stops it when killed: its label
+        ``airflow-watched`` lets the orphan sweep stop the job once the task has ended.
     :param sleep: the pause between attempts (a seam for tests).
     """
 
@@ -108,6 +115,7 @@ class JobSubmitter:
         log: Any,
         *,
         stop_earlier_series: bool = False,
+        watched: bool = False,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.hook = hook
@@ -115,7 +123,9 @@ class JobSubmitter:
         self.identity = identity
         self.log = log
         self.stop_earlier_series = stop_earlier_series
+        self.watched = watched
         self.sleep = sleep
+        self.key = tag_key(hook.config)
 
     def submit(self, request: CreateJobRequest) -> SubmittedJob:
         """Adopt the series' live or succeeded job, or create the next one.
@@ -133,7 +143,7 @@ class JobSubmitter:
         jobs = self._trusted_jobs(request.queue, self._series_keyword(request.name))
         if self.stop_earlier_series:
             self._stop_earlier_series(jobs, request.queue)
-        own = self._in_series(jobs)
+        own = self._named_by_series(self._in_series(jobs), request.name)
         for job in own:
             if not job.is_terminal or job.is_successful:
                 self.log.info(
@@ -177,6 +187,25 @@ class JobSubmitter:
             own, key=lambda job: job.created_at.timestamp() if job.created_at else 0.0, reverse=True
         )
 
+    def _named_by_series(self, jobs: list[JobSummary], base: str) -> list[JobSummary]:
+        """The jobs whose name the series derives from ``base``, when ``base`` is the
+        derived default name (S4-3: the series' job under another name is no job of ours).
+        A given name may be rendered differently by each try (``ti.try_number``): then the
+        tag alone, which covers the try and its series, decides."""
+        if base != self.identity.default_name():
+            return jobs
+        names = self.identity.series_names(base, self.key)
+        for job in jobs:
+            if job.name not in names:
+                self.log.warning(
+                    "Not adopting AIHC job %s (%s): its labels say this try series created "
+                    "it, but its name is none the series derives from %r",
+                    job.job_id,
+                    job.name,
+                    base,
+                )
+        return [job for job in jobs if job.name in names]
+
     def _stop_earlier_series(self, jobs: list[JobSummary], queue: str | None) -> None:
         """Stop what an earlier series left running (a failed stop is logged, not raised:
         the new series trains either way, and the log says which job to stop by hand)."""
@@ -210,17 +239,33 @@ class JobSubmitter:
             return f"AIHC says {creator} created it, not this connection's user_id {user_id}"
         if TAG_LABEL not in labels:
             return "it has no airflow-ti-tag label (not created with this connection's secret)"
-        if not tag_verifies(self.hook.config.secret_access_key, labels, job.name):
+        if not tag_verifies(self.key, labels, job.name):
             return (
-                "its airflow-ti-tag label is not the one the connection's secret key computes "
-                "(created by someone else with copied labels, or before a key rotation)"
+                "its airflow-ti-tag label is not the one the connection's tag key computes "
+                "(created by someone else with copied labels, by an earlier release, or "
+                "before the job_tag_key or, without one, the secret access key changed)"
+            )
+        if labels.get(DEPLOYMENT_LABEL, "") != self.identity.deployment:
+            return (
+                f"Airflow deployment {labels.get(DEPLOYMENT_LABEL) or '(none)'!r} created it, "
+                f"not this one ({self.identity.deployment or '(none)'!r}: [aihc] deployment_id)"
             )
         return None
 
     def _trusted(self, job: JobSummary) -> bool:
         """Whether a job is the connection's own (logging why not, when it is not)."""
         reason = self._distrust(job)
-        if reason is not None:
+        if reason is not None and TAG_LABEL in job.labels_dict and not job.is_terminal:
+            # Probably the task's own job under a changed key (S4-7): it runs on unwatched.
+            self.log.error(
+                "AIHC job %s (%s) still runs and carries this task instance's labels, but is "
+                "not adopted: %s. If it is this task's own, stop it by hand "
+                "(AIHCStopJobOperator or the console)",
+                job.job_id,
+                job.name,
+                reason,
+            )
+        elif reason is not None:
             self.log.warning(
                 "Not adopting AIHC job %s (%s), which carries this task instance's labels: %s",
                 job.job_id,
@@ -245,8 +290,7 @@ class JobSubmitter:
         """``request`` under ``name``, with the identity labels and the tag for that name."""
         from airflow_provider_aihc.models.request import Label
 
-        tag = job_tag(self.hook.config.secret_access_key, self.identity.key, name)
-        identity_labels = self.identity.labels(tag)
+        identity_labels = self.identity.tagged(self.key, name, watched=self.watched)
         labels = [label for label in request.labels or [] if label.key not in identity_labels]
         labels += [Label(key=key, value=value) for key, value in identity_labels.items()]
         return request.model_copy(update={"name": name, "labels": labels})
@@ -319,7 +363,7 @@ class JobSubmitter:
             raise error
         distrust = self._distrust(holder)
         if distrust is not None and not fresh:
-            name = self.identity.fresh_name(request.name, self.hook.config.secret_access_key)
+            name = self.identity.fresh_name(request.name, self.key)
             self.log.warning(
                 "Name %r is held by AIHC job %s, which this connection did not create (%s); "
                 "creating the job as %r instead",

@@ -305,7 +305,12 @@ class AIHCCreateJobOperator(BaseOperator):
         identity = TaskIdentity.from_context(context)
         request, pool = self.build_request(default_name=identity.default_name())
         submitter = JobSubmitter(
-            self.hook, pool, identity, self.log, stop_earlier_series=self.cancel_on_kill
+            self.hook,
+            pool,
+            identity,
+            self.log,
+            stop_earlier_series=self.cancel_on_kill,
+            watched=self.wait_for_completion and self.cancel_on_kill,
         )
         job = submitter.submit(request)
         self.job_id, self._job_pool, self._job_queue = job.job_id, pool, request.queue

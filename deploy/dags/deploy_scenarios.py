@@ -57,3 +57,8 @@ mark_failed = training_dag("deploy_mark_failed", "mark_failed", deferrable=True)
 exec_timeout = training_dag(
     "deploy_exec_timeout", "exec_timeout", execution_timeout=timedelta(seconds=20)
 )
+# 7: the orphan sweep stops the job a killed task left running (no on_kill ran), and never
+# a healthy deferred wait's.
+sweep_deferred = training_dag("deploy_sweep_deferred", "sweep_deferred", deferrable=True)
+sweep_sync = training_dag("deploy_sweep_sync", "sweep_sync")  # retries=0: the last try
+sweep_healthy = training_dag("deploy_sweep_healthy", "sweep_healthy", deferrable=True)

@@ -31,8 +31,8 @@ def test_every_example_dag_parses_without_import_errors():
     assert done.returncode == 0, done.stdout + done.stderr
     assert (
         "['aihc_cleanup', 'aihc_hyperparameter_sweep', 'aihc_llama2_seed_job', "
-        "'aihc_scheduled_retraining', 'aihc_taskflow_retraining', 'aihc_training_data_update']"
-        in done.stdout
+        "'aihc_orphan_sweep', 'aihc_scheduled_retraining', 'aihc_taskflow_retraining', "
+        "'aihc_training_data_update']" in done.stdout
     )
 
 

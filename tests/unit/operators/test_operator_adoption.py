@@ -80,7 +80,7 @@ def test_a_real_jobs_labels_copied_onto_a_planted_job_are_not_enough(
     logged = _logged(caplog, capsys)
 
     assert retried not in (ours, planted)
-    assert "is not the one the connection's secret key computes" in logged
+    assert "is not the one the connection's tag key computes" in logged
 
 
 def test_the_same_name_and_labels_by_another_user_are_refused_by_the_creator_label(

@@ -25,7 +25,6 @@ from airflow_provider_aihc.operators._identity import (
     TRY_LABEL,
     TaskIdentity,
     first_try_number,
-    job_tag,
 )
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.version_compat import AirflowFailException
@@ -227,7 +226,7 @@ def test_a_409_for_the_series_own_job_is_adopted(aihc_emulator: EmulatorServer) 
     ti = TaskInstanceStub()
     context = {**context_of(ti), "dag_run": RunStub(datetime.now(UTC) + timedelta(hours=7))}
     identity = TaskIdentity.from_context(context)
-    labels = identity.labels(job_tag(SK, identity.key, "mine"))
+    labels = identity.tagged(SK, "mine")
     body = job_body("mine", labels=[{"key": k, "value": v} for k, v in labels.items()])
     job_id = aihc_emulator.backend.create_job(POOL, body)
 
