@@ -48,14 +48,17 @@ class AIHCValidationError(AIHCConfigError, AirflowFailException):  # type: ignor
     """Task input failed validation; the task fails without retries.
 
     :param errors: ``(field, problem)`` pairs, one per bad field, in the wire or parameter name.
+    :param task_id: the task whose parameters they are, when found at DAG parse (a DAG file
+        may have many tasks; at run time the task log says whose).
     """
 
-    def __init__(self, errors: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, errors: Sequence[tuple[str, str]], *, task_id: str | None = None) -> None:
         self.errors = tuple(errors)
         lines = "\n".join(f"  - {field}: {problem}" for field, problem in self.errors)
         count = len(self.errors)
+        whose = f" of task {task_id!r}" if task_id else ""
         super().__init__(
-            f"Invalid AIHC job parameters ({count} error{'s' if count != 1 else ''}); "
+            f"Invalid AIHC job parameters{whose} ({count} error{'s' if count != 1 else ''}); "
             f"nothing was sent:\n{lines}"
         )
 

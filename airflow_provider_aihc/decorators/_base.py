@@ -33,6 +33,7 @@ class AIHCDecoratedOperator(DecoratedOperator, AIHCCreateJobOperator):  # type: 
     overwrite_rtif_after_execution: bool = True
     shallow_copy_attrs: Sequence[str] = ("python_callable",)
     custom_operator_name: str = "@task.aihc"
+    command_made_by_task = True
 
     def __init__(self, *, python_callable: Callable[..., Any], **kwargs: Any) -> None:
         if kwargs.get("command") is not None:

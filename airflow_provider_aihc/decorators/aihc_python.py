@@ -47,6 +47,25 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
     custom_operator_name = "@task.aihc_python"
     envs: Any  # the operator's parameter, set from its row; this operator adds one env
 
+    def __init__(self, *, python_callable: Callable[..., Any], **kwargs: Any) -> None:
+        from airflow_provider_aihc.decorators._payload import outside_names
+        from airflow_provider_aihc.exceptions import AIHCValidationError
+
+        super().__init__(python_callable=python_callable, **kwargs)
+        outside = outside_names(python_callable)
+        if outside:  # found at DAG parse, not in the job after it waited for GPUs
+            raise AIHCValidationError(
+                [
+                    (
+                        "python_callable",
+                        f"{python_callable.__name__}() uses {', '.join(map(repr, outside))} "
+                        "from outside the function, which its job does not have: import or "
+                        "define them inside the function, or pass them as arguments",
+                    )
+                ],
+                task_id=self.task_id,
+            )
+
     def execute(self, context: Context) -> Any:
         self._pack()
         super().execute(context)  # the job id; the task's value is the job's return value

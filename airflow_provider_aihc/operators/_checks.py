@@ -55,6 +55,15 @@ def wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:
     return problems
 
 
+def queue_timeout_problems(value: object) -> list[tuple[str, str]]:
+    """``[("queue_timeout", problem)]`` unless ``value`` is ``None`` or seconds > 0."""
+    if value is None:
+        return []
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        return [("queue_timeout", f"must be seconds > 0 or None, got {value!r}")]
+    return []
+
+
 def _seconds(value: Any) -> float:
     """``value`` as a finite number of seconds, else NaN (a bool, ``inf``, ``"abc"``, ...)."""
     if isinstance(value, bool):

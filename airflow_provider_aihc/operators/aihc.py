@@ -130,6 +130,8 @@ class AIHCCreateJobOperator(BaseOperator):
     }
     operator_extra_links = (AIHCJobLink(),)
     ui_color = "#2468f2"
+    #: The command is made when the task runs (``@task.aihc``), not given to ``__init__``.
+    command_made_by_task: ClassVar[bool] = False
     # Parameters that may carry secrets: plain attributes kept out of the instance
     # ``__dict__``, which OpenLineage's full task info lists (operators/_sealed.py says why);
     # the job parameters' are added below, from their rows.
@@ -177,11 +179,20 @@ class AIHCCreateJobOperator(BaseOperator):
         aihc_conn_id: str = "aihc_default",
         **kwargs: Any,
     ) -> None:
+        from airflow_provider_aihc.exceptions import AIHCValidationError
+        from airflow_provider_aihc.operators._literal import literal_problems
         from airflow_provider_aihc.outputs import OutputSpec
 
         given = locals()
         super().__init__(**kwargs)
-        self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request
+        # Literal mistakes are refused here, at DAG parse, as the run would refuse them.
+        problems = literal_problems(given, command_made_by_task=self.command_made_by_task)
+        try:
+            self.outputs = OutputSpec.build(result_marker, metrics)
+        except AIHCValidationError as err:
+            problems += err.errors
+        if problems:
+            raise AIHCValidationError(problems, task_id=self.task_id)
         self.result_marker = result_marker
         self.metrics = dict(metrics or {})
         self.queue_timeout = queue_timeout
@@ -245,31 +256,44 @@ class AIHCCreateJobOperator(BaseOperator):
         render_job_fields(self, render, template_fields, context, jinja_env, seen_oids)
         return None
 
-    def build_request(self, default_name: str | None = None) -> tuple[CreateJobRequest, str]:
+    def build_request(
+        self,
+        default_name: str | None = None,
+        *,
+        values: Mapping[str, Any] | None = None,
+        ask_aihc: bool = True,
+    ) -> tuple[CreateJobRequest, str]:
         """Validate the rendered parameters into a create request and its pool.
 
         :param default_name: the job name when neither ``name`` nor ``body`` gives one.
+        :param values: the templated fields' values to check, by name (default: this
+            task's, rendered by Airflow).
+        :param ask_aihc: on ``api_version`` v2, ask AIHC whether a pool is managed (one
+            read, never a create); ``False`` goes by the pool id alone (:meth:`validate`).
 
         :raises AIHCValidationError: listing every bad field (job fields, ``poll_interval``
             and ``timeout`` when waiting, an unusable or undefined ``aihc_conn_id``);
             nothing was sent.
         """
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
+        from airflow_provider_aihc.job_parameters import MANAGED_POOL_IDS
         from airflow_provider_aihc.models.build import build_create_request
         from airflow_provider_aihc.operators._checks import (
             connection_problems,
             managed_queue_problems,
+            queue_timeout_problems,
             wait_problems,
         )
-        from airflow_provider_aihc.watch.queue import queue_timeout_problems
 
+        given = {name: getattr(self, name) for name in self.template_fields}
+        given.update(values or {})
         errors: list[tuple[str, str]] = []
         request = None
         try:
             request = build_create_request(
-                self.body,
+                given.get("body"),
                 default_name=default_name,
-                **{param: getattr(self, param) for param in JOB_PARAMETERS},
+                **{param: given.get(param) for param in JOB_PARAMETERS},
             )
         except AIHCValidationError as err:
             errors.extend(err.errors)
@@ -282,18 +306,52 @@ class AIHCCreateJobOperator(BaseOperator):
         errors.extend(connection)
         if not connection:
             try:
-                pool = self.hook.resource_pool(self.resource_pool_id or None)
+                pool = self.hook.resource_pool(given.get("resource_pool_id") or None)
             except AIHCConfigError as err:
                 errors.append(("resourcePoolId (resource_pool_id)", str(err)))
             if request is not None:
                 errors.extend(self.hook.dialect.create_problems(request.to_wire()))
             if request is not None and not errors:
-                errors.extend(
-                    managed_queue_problems(pool, request.queue, self.hook.is_managed_pool)
-                )
+                managed = self.hook.is_managed_pool if ask_aihc else MANAGED_POOL_IDS.__contains__
+                errors.extend(managed_queue_problems(pool, request.queue, managed))
         if errors or request is None:
             raise AIHCValidationError(errors)
         return request, pool
+
+    def validate(self, context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Check the request this task would send, and send nothing: a dry run for a DAG's
+        tests or CI (docs/testing.md).
+
+        The templated parameters are rendered with ``context`` over a stand-in for a manual
+        run now (``params`` at their defaults, ``ds``, ``ts``, ``logical_date``,
+        ``run_id``, ``dag``, ``task``); then every check ``execute`` makes before its first
+        request runs: the job fields, the waiting parameters, the connection (it must be
+        defined: point it at the emulator in tests), the API version's fields and a managed
+        pool's queue (known by the pool id).  A parameter given as an upstream task's XCom
+        is unknown before the run: it counts as not given.
+
+        :param context: template variables to use, over the stand-in's (e.g.
+            ``{"params": {"lr": 0.1}}``).
+        :returns: the create request's body (v1 wire form), as ``execute`` would send it,
+            without the name and labels a run adds.
+        :raises AIHCValidationError: listing every bad field, as ``execute`` would.
+        """
+        from airflow_provider_aihc.exceptions import AIHCValidationError
+        from airflow_provider_aihc.operators._identity import job_name_part
+        from airflow_provider_aihc.operators._masking import render_for_validation
+
+        values, problems = render_for_validation(self, context)
+        try:
+            request, _ = self.build_request(
+                default_name=job_name_part(self.task_id)[:40] or "job",
+                values=values,
+                ask_aihc=False,
+            )
+        except AIHCValidationError as err:
+            raise AIHCValidationError([*problems, *err.errors], task_id=self.task_id) from None
+        if problems:
+            raise AIHCValidationError(problems, task_id=self.task_id)
+        return request.to_wire()
 
     def execute(self, context: Context) -> str:
         from airflow_provider_aihc.operators._identity import TaskIdentity

@@ -220,8 +220,10 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             return
         from airflow_provider_aihc.exceptions import AIHCValidationError
         from airflow_provider_aihc.hooks.aihc import check_path_id
-        from airflow_provider_aihc.operators._checks import connection_problems
-        from airflow_provider_aihc.watch.queue import queue_timeout_problems
+        from airflow_provider_aihc.operators._checks import (
+            connection_problems,
+            queue_timeout_problems,
+        )
 
         problems = connection_problems(self.hook)
         connection_usable = not problems

@@ -109,11 +109,11 @@ def test_templating_rendering_and_sealing_follow_the_rows() -> None:
 
 
 def test_every_job_parameter_reaches_the_builder_unchanged() -> None:
-    task = AIHCCreateJobOperator(task_id="t", **{name: f"value-{name}" for name in JOB_PARAMETERS})
+    # Templates: a literal "value-name" would be refused at construction (not a name).
+    values = {name: f"{{{{ value }}}}-{name}" for name in JOB_PARAMETERS}
+    task = AIHCCreateJobOperator(task_id="t", **values)
 
-    assert {name: getattr(task, name) for name in JOB_PARAMETERS} == {
-        name: f"value-{name}" for name in JOB_PARAMETERS
-    }
+    assert {name: getattr(task, name) for name in JOB_PARAMETERS} == values
     assert "envs" not in vars(task)  # sealed
     assert "image_config" not in vars(task)
     assert "code_source" not in vars(task)
