@@ -115,30 +115,6 @@ def function_source(function: Callable[..., Any]) -> tuple[str, str, int]:
     return "".join(kept), file, max(first, 1)
 
 
-def outside_names(function: Callable[..., Any]) -> list[str]:
-    """The names ``function`` reads from its DAG file or an enclosing function: the job
-    runs the function's source alone, where each would be a ``NameError`` (after the job
-    waited for its GPUs).  Builtins and the function's own name are there."""
-    import builtins
-    import dis
-    import types
-
-    code = getattr(function, "__code__", None)
-    if code is None:  # a callable object: its source is not a function's
-        return []
-    names = set(code.co_freevars)  # an enclosing function's variables
-    codes = [code]
-    while codes:
-        current = codes.pop()
-        names.update(
-            str(op.argval)
-            for op in dis.get_instructions(current)
-            if op.opname in ("LOAD_GLOBAL", "LOAD_NAME")
-        )
-        codes.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
-    return sorted(names - set(vars(builtins)) - {function.__name__, "__name__"})
-
-
 def build(
     function: Callable[..., Any],
     args: Sequence[Any],

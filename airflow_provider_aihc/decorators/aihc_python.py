@@ -48,12 +48,11 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
     envs: Any  # the operator's parameter, set from its row; this operator adds one env
 
     def __init__(self, *, python_callable: Callable[..., Any], **kwargs: Any) -> None:
-        from airflow_provider_aihc.decorators._payload import outside_names
-        from airflow_provider_aihc.exceptions import AIHCValidationError
-
         super().__init__(python_callable=python_callable, **kwargs)
         outside = outside_names(python_callable)
         if outside:  # found at DAG parse, not in the job after it waited for GPUs
+            from airflow_provider_aihc.exceptions import AIHCValidationError
+
             raise AIHCValidationError(
                 [
                     (
@@ -99,6 +98,30 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
         return ti.xcom_pull(
             task_ids=ti.task_id, key=RESULT_XCOM, map_indexes=getattr(ti, "map_index", -1)
         )
+
+
+def outside_names(function: Callable[..., Any]) -> list[str]:
+    """The names ``function`` reads from its DAG file or an enclosing function: the job
+    runs the function's source alone, where each would be a ``NameError`` (after the job
+    waited for its GPUs).  Builtins and the function's own name are there."""
+    import builtins
+    import dis
+    import types
+
+    code = getattr(function, "__code__", None)
+    if code is None:  # a callable object: its source is not a function's
+        return []
+    names = set(code.co_freevars)  # an enclosing function's variables
+    codes = [code]
+    while codes:
+        current = codes.pop()
+        names.update(
+            str(op.argval)
+            for op in dis.get_instructions(current)
+            if op.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+        )
+        codes.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
+    return sorted(names - set(vars(builtins)) - {function.__name__, "__name__"})
 
 
 def _with_env(envs: Any, name: str, value: str) -> Any:

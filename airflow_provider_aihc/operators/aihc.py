@@ -20,11 +20,6 @@ from airflow_provider_aihc.job_parameters import (
     param_docs,
 )
 from airflow_provider_aihc.links.aihc import AIHCJobLink
-from airflow_provider_aihc.operators._job_actions import (
-    AIHCDeleteJobOperator,
-    AIHCStopJobOperator,
-)
-from airflow_provider_aihc.operators._masking import BODY_FILE_EXTENSION  # noqa: F401 - kept here
 from airflow_provider_aihc.operators._sealed import SealedAttribute, seal
 from airflow_provider_aihc.version_compat import (
     BaseOperator,
@@ -32,15 +27,15 @@ from airflow_provider_aihc.version_compat import (
     conf,
 )
 
-# Defined in _job_actions to keep this file small; public, documented and serialized as this
-# module's, where they always were.
-AIHCStopJobOperator.__module__ = AIHCDeleteJobOperator.__module__ = __name__
-
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
     from airflow_provider_aihc.lineage.job import JobLineage
     from airflow_provider_aihc.models.job import JobInfo
     from airflow_provider_aihc.models.request import CreateJobRequest
+    from airflow_provider_aihc.operators._job_actions import (
+        AIHCDeleteJobOperator,
+        AIHCStopJobOperator,
+    )
     from airflow_provider_aihc.watch import JobEvent
 
 __all__ = ["AIHCCreateJobOperator", "AIHCDeleteJobOperator", "AIHCStopJobOperator"]
@@ -179,20 +174,18 @@ class AIHCCreateJobOperator(BaseOperator):
         aihc_conn_id: str = "aihc_default",
         **kwargs: Any,
     ) -> None:
-        from airflow_provider_aihc.exceptions import AIHCValidationError
-        from airflow_provider_aihc.operators._literal import literal_problems
+        from airflow_provider_aihc.operators._checks import literal_problems
         from airflow_provider_aihc.outputs import OutputSpec
 
         given = locals()
         super().__init__(**kwargs)
         # Literal mistakes are refused here, at DAG parse, as the run would refuse them.
         problems = literal_problems(given, command_made_by_task=self.command_made_by_task)
-        try:
-            self.outputs = OutputSpec.build(result_marker, metrics)
-        except AIHCValidationError as err:
-            problems += err.errors
-        if problems:
-            raise AIHCValidationError(problems, task_id=self.task_id)
+        self.outputs, output_problems = OutputSpec.checked(result_marker, metrics)
+        if problems or output_problems:
+            from airflow_provider_aihc.exceptions import AIHCValidationError
+
+            raise AIHCValidationError([*problems, *output_problems], task_id=self.task_id)
         self.result_marker = result_marker
         self.metrics = dict(metrics or {})
         self.queue_timeout = queue_timeout
@@ -523,3 +516,22 @@ seal(AIHCCreateJobOperator, SEALED_PARAMETERS)
 AIHCCreateJobOperator.__doc__ = (AIHCCreateJobOperator.__doc__ or "").replace(
     "    {job_parameters}", param_docs(JOB_PARAMETERS, operator=True)
 )
+
+
+def __getattr__(name: str) -> Any:
+    """The stop and delete operators, made when a DAG file first names them: a DAG file
+    that only creates jobs does not pay for two more operator classes at every parse.
+    Defined in ``_job_actions`` to keep this file small; public, documented and serialized
+    as this module's, where they always were."""
+    if name in ("AIHCStopJobOperator", "AIHCDeleteJobOperator"):
+        from airflow_provider_aihc.operators import _job_actions
+
+        operator = getattr(_job_actions, name)
+        operator.__module__ = __name__
+        globals()[name] = operator
+        return operator
+    if name == "BODY_FILE_EXTENSION":  # kept here, where it always was
+        from airflow_provider_aihc.operators._masking import BODY_FILE_EXTENSION
+
+        return BODY_FILE_EXTENSION
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

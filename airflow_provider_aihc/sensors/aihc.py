@@ -97,10 +97,17 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         job_queue: str | None = None,
         **kwargs: Any,
     ) -> None:
+        from airflow_provider_aihc.operators._checks import queue_timeout_problems
         from airflow_provider_aihc.outputs import OutputSpec
 
         super().__init__(**kwargs)
-        self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request
+        # Refused here, at DAG parse, as the run would refuse them.
+        self.outputs, problems = OutputSpec.checked(result_marker, metrics)
+        problems += queue_timeout_problems(queue_timeout)
+        if problems:
+            from airflow_provider_aihc.exceptions import AIHCValidationError
+
+            raise AIHCValidationError(problems, task_id=self.task_id)
         self.result_marker = result_marker
         self.metrics = dict(metrics or {})
         self.queue_timeout = queue_timeout
