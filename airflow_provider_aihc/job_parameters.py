@@ -423,7 +423,7 @@ def fill(text: str, width: int, initial_indent: str, subsequent_indent: str) -> 
             used += len(chunks[-1])
             line.append(chunks.pop())
         if chunks and len(chunks[-1]) > room:  # a word longer than a line: cut it
-            cut = max(room - used, 1)
+            cut = room - used if room >= 1 else 1
             line.append(chunks[-1][:cut])
             chunks[-1] = chunks[-1][cut:]
         if line and not line[-1].strip():

@@ -169,3 +169,20 @@ def test_the_table_imports_nothing_but_the_standard_library() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 
     assert done.stdout.strip() == "[]"
+
+
+def test_the_docstring_wrap_is_textwraps() -> None:
+    """``fill`` replaces ``textwrap.fill`` at DAG parse: the same text, for every row."""
+    import textwrap
+
+    from airflow_provider_aihc.job_parameters import fill
+
+    texts = [f":param {r.name}: {r.doc} (templated).  {r.operator_doc}" for r in JOB_FIELDS]
+    texts += ["a" * 120 + " b  c   " + "d" * 30, "x y", "   leading and trailing   "]
+    for text in texts:
+        for width in (20, 40, 92):
+            expected = textwrap.fill(
+                text, width, initial_indent="    ", subsequent_indent="        ",
+                break_on_hyphens=False,
+            )  # fmt: skip
+            assert fill(text, width, "    ", "        ") == expected, (text, width)
