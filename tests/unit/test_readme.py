@@ -64,6 +64,8 @@ EXPECTED = {
     "docs/results.md": {"train": "AIHCCreateJobOperator", "promote": "function"},
     "docs/taskflow.md": {"train": "function", "fit": "function", "test_my_dag": "function"},
     "docs/hook.md": {"gpu_usage": "function"},
+    "docs/testing.md": {"test_nightly_finetune": "function",
+                        "test_nightly_finetune_fails_with_its_job": "function"},
 }  # fmt: skip
 
 
