@@ -46,6 +46,9 @@ XCOM_JOB_NAME = "job_name"
 XCOM_RESOURCE_POOL_ID = "resource_pool_id"
 #: The job's queue as AIHC addresses it (a managed pool's queue id, else the queue name).
 XCOM_JOB_QUEUE = "job_queue"
+#: The ids of the try series' earlier jobs (ended badly), pushed when a retry made a fresh
+#: job: the job summary covers them too.
+XCOM_EARLIER_JOBS = "earlier_job_ids"
 #: How long ``on_kill`` (in Airflow's SIGTERM handler) waits for its stop to be answered.
 ON_KILL_WAIT_SECONDS = 30.0
 #: The most the wait ends before ``execution_timeout``, leaving time to stop the job in
@@ -215,6 +218,7 @@ class AIHCCreateJobOperator(BaseOperator):
         self._job_pool: str | None = None
         self._job_queue: str | None = None
         self._job_summary: dict[str, Any] | None = None
+        self._earlier_jobs: tuple[str, ...] | None = None
 
     @cached_property
     def hook(self) -> AIHCHook:
@@ -364,6 +368,9 @@ class AIHCCreateJobOperator(BaseOperator):
             ti.xcom_push(key=XCOM_JOB_NAME, value=job.job_name)
             ti.xcom_push(key=XCOM_RESOURCE_POOL_ID, value=pool)
             ti.xcom_push(key=XCOM_JOB_QUEUE, value=request.queue)
+            if job.earlier:
+                ti.xcom_push(key=XCOM_EARLIER_JOBS, value=list(job.earlier))
+        self._earlier_jobs = job.earlier
         AIHCJobLink.persist(context, self.hook.config.base_url, job.job_id, pool)
         if not self.wait_for_completion:
             return job.job_id
@@ -471,10 +478,23 @@ class AIHCCreateJobOperator(BaseOperator):
         push = bool(self.do_xcom_push)
         summary = deliver(
             self.hook, event, pool, self.outputs, context, self.log, push=push,
-            queue_id=self._job_queue,
+            queue_id=self._job_queue, earlier_jobs=self._earlier(context),
         )  # fmt: skip
         self._job_summary = summary
         return complete(event, self.log)
+
+    def _earlier(self, context: Context) -> tuple[str, ...]:
+        """The try series' earlier jobs: this process's record, or (resumed after a
+        deferral, a new operator object) the XCom pushed before it."""
+        if self._earlier_jobs is not None:
+            return self._earlier_jobs
+        ti = context.get("ti")
+        pull = getattr(ti, "xcom_pull", None)
+        if pull is None:
+            return ()
+        index = getattr(ti, "map_index", -1)
+        pulled = pull(task_ids=self.task_id, key=XCOM_EARLIER_JOBS, map_indexes=index)
+        return tuple(pulled) if isinstance(pulled, list) else ()
 
     def on_kill(self) -> None:
         """Stop the job when ``cancel_on_kill``; the deferred wait's trigger does its own.
