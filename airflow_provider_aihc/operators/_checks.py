@@ -64,8 +64,39 @@ def connection_problems(hook: AIHCHook) -> list[tuple[str, str]]:
     except AIHCConfigError as err:
         return [("aihc_conn_id", str(err))]
     except AirflowNotFoundException:
+        unparsed = unparsed_env_connection(hook.aihc_conn_id)
+        if unparsed:
+            return [("aihc_conn_id", unparsed)]
         return [("aihc_conn_id", f"connection {hook.aihc_conn_id!r} is not defined")]
     return []
+
+
+def unparsed_env_connection(conn_id: str) -> str | None:
+    """Why ``AIRFLOW_CONN_<ID>`` is set but is no connection, or ``None``: Airflow's
+    environment backend skips a value it cannot parse, and the connection then reads as
+    "not defined", sending the user looking for a missing variable."""
+    import os
+
+    name = f"AIRFLOW_CONN_{conn_id.upper()}"
+    value = os.environ.get(name)
+    if not value:
+        return None
+    try:
+        from airflow.models.connection import Connection
+    except ImportError:  # pragma: no cover - Airflow without airflow-core
+        return None
+    try:
+        if value.lstrip().startswith("{"):
+            Connection.from_json(value, conn_id=conn_id)
+        else:
+            Connection(conn_id=conn_id, uri=value)
+    except Exception as err:  # what Airflow's parser says, whatever it raises
+        return (
+            f"connection {conn_id!r} is set in {name} but does not parse ({err}); in a URI, "
+            "URL-encode a host that carries a scheme (aihc://AK:SK@http%3A%2F%2Fhost%3Aport) "
+            "or use the JSON form (docs/connection.md)"
+        )
+    return None
 
 
 def wait_problems(poll_interval: Any, timeout: Any) -> list[tuple[str, str]]:

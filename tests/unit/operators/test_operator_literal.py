@@ -172,3 +172,21 @@ def test_validate_names_a_template_that_does_not_render(aihc_emulator: EmulatorS
     task = AIHCCreateJobOperator(task_id="train", image="img", command="{{ params.missing.x }}")
     with pytest.raises(AIHCValidationError, match="command: template does not render"):
         task.validate()
+
+
+def test_a_malformed_connection_uri_is_named_not_called_undefined(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Airflow skips an env connection it cannot parse; it read as "not defined" (trial F9)."""
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_AIHC_TRIAL",
+        "aihc://aihc-emulator-ak:aihc-emulator-sk@http://127.0.0.1:18080?resource_pool_id=x",
+    )
+    task = AIHCCreateJobOperator(task_id="train", aihc_conn_id="aihc_trial", **JOB)
+    with pytest.raises(AIHCValidationError) as refused:
+        task.build_request(default_name="train-1")
+    ((field, problem),) = refused.value.errors
+    assert field == "aihc_conn_id"
+    assert "is set in AIRFLOW_CONN_AIHC_TRIAL but does not parse" in problem
+    assert "http%3A%2F%2F" in problem
+    assert "not defined" not in problem
