@@ -50,14 +50,19 @@ class AIHCValidationError(AIHCConfigError, AirflowFailException):  # type: ignor
     :param errors: ``(field, problem)`` pairs, one per bad field, in the wire or parameter name.
     :param subject: what the parameters are of (``job``, ``service``, ``model version``,
         ...), so that the message names what the task was about to send.
+    :param task_id: the task whose parameters they are, when found at DAG parse (a DAG file
+        may have many tasks; at run time the task log says whose).
     """
 
-    def __init__(self, errors: Sequence[tuple[str, str]], subject: str = "job") -> None:
+    def __init__(
+        self, errors: Sequence[tuple[str, str]], subject: str = "job", *, task_id: str | None = None
+    ) -> None:
         self.errors = tuple(errors)
         lines = "\n".join(f"  - {field}: {problem}" for field, problem in self.errors)
         count = len(self.errors)
+        whose = f" of task {task_id!r}" if task_id else ""
         super().__init__(
-            f"Invalid AIHC {subject} parameters ({count} error{'s' if count != 1 else ''}); "
+            f"Invalid AIHC {subject} parameters{whose} ({count} error{'s' if count != 1 else ''}); "
             f"nothing was sent:\n{lines}"
         )
 

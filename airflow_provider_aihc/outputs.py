@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-
-from airflow_provider_aihc.exceptions import AIHCValidationError
+from typing import NamedTuple
 
 __all__ = [
     "DEFAULT_MAX_RESULT_BYTES",
@@ -30,11 +28,11 @@ DEFAULT_MAX_RESULT_BYTES = 64 * 1024
 RESULT_LOOKBACK_LINES = 20_000
 
 
-@dataclass(frozen=True)
-class OutputSpec:
+class OutputSpec(NamedTuple):
     """What to look for in the log: the result marker and the metric patterns.
 
-    Build it with :meth:`build`, which validates before any request.
+    Build it with :meth:`build`, which validates before any request (at DAG parse: a named
+    tuple, as a frozen dataclass's generated methods would cost that parse a millisecond).
     """
 
     marker: str | None
@@ -54,6 +52,22 @@ class OutputSpec:
         :raises AIHCValidationError: naming each metric whose pattern does not compile or
             has not exactly one group, and a marker that is not a string.
         """
+        spec, problems = cls.checked(result_marker, metrics, max_result_bytes)
+        if problems:
+            from airflow_provider_aihc.exceptions import AIHCValidationError
+
+            raise AIHCValidationError(problems)
+        return spec
+
+    @classmethod
+    def checked(
+        cls,
+        result_marker: str | None,
+        metrics: Mapping[str, str] | None,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+    ) -> tuple[OutputSpec, list[tuple[str, str]]]:
+        """:meth:`build`'s spec (of the valid metrics) and its problems, not raised: for
+        the operator, which reports them with its other parameters'."""
         problems: list[tuple[str, str]] = []
         if result_marker is not None and not isinstance(result_marker, str):
             problems.append(("result_marker", f"must be a string or None, got {result_marker!r}"))
@@ -77,9 +91,8 @@ class OutputSpec:
                 )
                 continue
             compiled[name] = regex
-        if problems:
-            raise AIHCValidationError(problems)
-        return cls(result_marker or None, compiled, max_result_bytes)
+        marker = result_marker if isinstance(result_marker, str) else None
+        return cls(marker or None, compiled, max_result_bytes), problems
 
     @property
     def wanted(self) -> bool:

@@ -11,24 +11,47 @@ a connection off the event loop, and a task instance's state as the DB holds it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow import __version__ as _AIRFLOW_VERSION
-from airflow.providers.common.compat.sdk import (
-    AirflowFailException,
-    AirflowNotFoundException,
-    AirflowSensorTimeout,
-    AirflowSkipException,
-    Asset,
-    BaseHook,
-    BaseOperator,
-    BaseOperatorLink,
-    BaseSensorOperator,
-    Context,
-    PokeReturnValue,
-    TaskDeferred,
-    conf,
-    mask_secret,
+
+if TYPE_CHECKING:
+    from airflow.providers.common.compat.sdk import (
+        AirflowFailException,
+        AirflowNotFoundException,
+        AirflowSensorTimeout,
+        AirflowSkipException,
+        Asset,
+        BaseHook,
+        BaseOperator,
+        BaseOperatorLink,
+        BaseSensorOperator,
+        Context,
+        PokeReturnValue,
+        TaskDeferred,
+        conf,
+        mask_secret,
+    )
+
+#: The names re-exported from ``airflow.providers.common.compat.sdk``, each imported when
+#: first asked for: a DAG file that needs ``BaseOperator`` does not pay for ``BaseHook``.
+_FROM_COMPAT_SDK = frozenset(
+    {
+        "AirflowFailException",
+        "AirflowNotFoundException",
+        "AirflowSensorTimeout",
+        "AirflowSkipException",
+        "Asset",
+        "BaseHook",
+        "BaseOperator",
+        "BaseOperatorLink",
+        "BaseSensorOperator",
+        "Context",
+        "PokeReturnValue",
+        "TaskDeferred",
+        "conf",
+        "mask_secret",
+    }
 )
 
 _MAJOR, _MINOR = (int(part) for part in _AIRFLOW_VERSION.split(".")[:2])
@@ -92,6 +115,8 @@ def asset_or_time_schedule(assets: Sequence[Any], cron: str, *, timezone: str = 
 
 async def aget_connection(conn_id: str) -> Any:
     """Read a connection without blocking the event loop (the triggerer's)."""
+    from airflow.providers.common.compat.sdk import BaseHook
+
     if AIRFLOW_V_3_0_PLUS and hasattr(BaseHook, "aget_connection"):
         return await BaseHook.aget_connection(conn_id)
     from asgiref.sync import sync_to_async
@@ -183,3 +208,14 @@ def stats() -> Any:
     from airflow.providers.common.compat.sdk import Stats
 
     return Stats
+
+
+def __getattr__(name: str) -> Any:
+    """A name of :data:`_FROM_COMPAT_SDK`, imported from common.compat when first used."""
+    if name not in _FROM_COMPAT_SDK:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from airflow.providers.common.compat import sdk
+
+    value = getattr(sdk, name)
+    globals()[name] = value
+    return value

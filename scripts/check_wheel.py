@@ -22,8 +22,10 @@ as ``pip install`` of an sdist does. Exits non-zero on the first failed check.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -150,10 +152,11 @@ def check_version(combination: str, wheel: Path, work: Path) -> None:
     constraints = ROOT / "constraints" / f"airflow-{combination}.txt"
     run([str(UV), "venv", "--quiet", "--python", sys.executable, str(venv)], dict(os.environ), work)
     run(
-        # Not byte-compiled: the checks import a part of it (30 s of CPU saved a venv).
-        [str(UV), "pip", "install", "--quiet", "--python",
-         str(venv / "bin" / "python"), "-c", str(constraints), f"apache-airflow=={version}",
-         str(wheel)],
+        # The Dockerfile's own install line (uv for pip; not byte-compiled: the checks
+        # import a part of it, 30 s of CPU saved a venv).
+        [str(UV), "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"),
+         *dockerfile_install(DOCKERFILE, {"AIRFLOW_VERSION": version, "PYTHON_VERSION": python},
+                             {"dist": wheel.parent, "constraints": constraints.parent})],
         dict(os.environ), work,
     )  # fmt: skip
     (work / "dags").mkdir()
@@ -188,6 +191,63 @@ def check_version(combination: str, wheel: Path, work: Path) -> None:
     finally:
         emulator.terminate()
         emulator.wait(timeout=10)
+
+
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def dockerfile_install(
+    dockerfile: Path, args: dict[str, str], sources: dict[str, Path]
+) -> list[str]:
+    """The arguments of the Dockerfile's ``RUN pip install``, for a venv outside a container:
+    its ``ARG`` values (``args`` over the file's defaults) substituted, each path a ``COPY``
+    put into the image replaced by the file it copied (a ``COPY``'s first folder found in
+    ``sources``, its glob matched there), ``--no-cache-dir`` (pip's, not uv's) left out.
+
+    :raises ValueError: the Dockerfile has no such line, or a copied file is not found.
+    """
+    values: dict[str, str] = {}
+    copied: dict[str, str] = {}
+    install: list[str] | None = None
+    for line in dockerfile.read_text().splitlines():
+        words = shlex.split(line, comments=True)
+        if not words:
+            continue
+        if words[0] == "ARG" and "=" in words[1]:
+            name, default = words[1].split("=", 1)
+            values[name] = args.get(name, default)
+        elif words[0] == "ARG":
+            values.setdefault(words[1], args.get(words[1], ""))
+        text = [_substitute(word, values) for word in words]
+        if text[0] == "COPY":
+            source, target = text[1], text[2]
+            folder, _, pattern = source.partition("/")
+            found = sorted(sources[folder].glob(pattern))
+            if not found:
+                raise ValueError(f"{dockerfile}: COPY {source}: nothing in {sources[folder]}")
+            copied[target] = str(found[-1])
+        elif text[0] == "RUN" and text[1:3] == ["pip", "install"]:
+            install = [w for w in text[3:] if w != "--no-cache-dir"]
+    if install is None:
+        raise ValueError(f"{dockerfile} has no RUN pip install line")
+    return [_copied(word, copied) for word in install]
+
+
+def _substitute(word: str, values: dict[str, str]) -> str:
+    for name, value in values.items():
+        word = word.replace(f"${{{name}}}", value)
+    return word
+
+
+def _copied(word: str, copied: dict[str, str]) -> str:
+    """``word``, or the local file a ``COPY`` put where ``word`` points in the image."""
+    for target, local in copied.items():
+        name = Path(local).name
+        if word == target or (target.endswith("/") and word.startswith(target)):
+            matches = word == target or fnmatch.fnmatch(name, word[len(target) :])
+            if matches:
+                return local
+    return word
 
 
 def main(versions: list[str], artifact: Path | None = None) -> None:

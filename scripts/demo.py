@@ -162,7 +162,7 @@ def _summarise(returncode: int, output: str, state: dict, elapsed: float) -> int
             f"{summary['restarts']} restarts (XCom job_summary)"
         )
         where = "after the job's last line" if summary_last else "BEFORE the job's last line"
-        print(f"               : ({where} in the task log)")
+        print(f"summary line   : {where} in the task log")
     else:
         print("job summary    : not found in the task log")
     print(f"API requests   : {json.dumps(state.get('requests', {}), sort_keys=True)}")

@@ -11,6 +11,7 @@ exactly one job per try series and mapped index, as the operator does.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, Protocol, overload
@@ -33,6 +34,7 @@ class AIHCDecoratedOperator(DecoratedOperator, AIHCCreateJobOperator):  # type: 
     overwrite_rtif_after_execution: bool = True
     shallow_copy_attrs: Sequence[str] = ("python_callable",)
     custom_operator_name: str = "@task.aihc"
+    command_made_by_task = True
 
     def __init__(self, *, python_callable: Callable[..., Any], **kwargs: Any) -> None:
         if kwargs.get("command") is not None:
@@ -87,6 +89,7 @@ class JobDecorator(Protocol[P]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any: ...
 
 
+@functools.cache  # both decorators' (made at DAG parse): computed once
 def decorator_signature() -> inspect.Signature:
     """The decorators' runtime signature: the operator's ``__init__`` (read, not written
     again) without ``self`` and ``command``, after :data:`OWN_PARAMETERS`, waiting by default."""

@@ -55,6 +55,24 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
     #: instance ``__dict__`` either (operators/_sealed.py).
     payload = SealedAttribute()
 
+    def __init__(self, *, python_callable: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(python_callable=python_callable, **kwargs)
+        outside = outside_names(python_callable)
+        if outside:  # found at DAG parse, not in the job after it waited for GPUs
+            from airflow_provider_aihc.exceptions import AIHCValidationError
+
+            raise AIHCValidationError(
+                [
+                    (
+                        "python_callable",
+                        f"{python_callable.__name__}() uses {', '.join(map(repr, outside))} "
+                        "from outside the function, which its job does not have: import or "
+                        "define them inside the function, or pass them as arguments",
+                    )
+                ],
+                task_id=self.task_id,
+            )
+
     def execute(self, context: Context) -> Any:
         self._pack()
         super().execute(context)  # the job id; the task's value is the job's return value
@@ -86,11 +104,11 @@ class AIHCPythonDecoratedOperator(AIHCDecoratedOperator):
         self.command = _payload.command()
         self.payload = payload
 
-    def _job_parameters(self) -> dict[str, Any]:
+    def _job_parameters(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """The operator's parameters, ``envs`` plus the payload env (once packed)."""
         from airflow_provider_aihc.decorators._payload import PAYLOAD_ENV
 
-        parameters = super()._job_parameters()
+        parameters = super()._job_parameters(given)
         if self.payload is not None:
             parameters["envs"] = _with_env(parameters["envs"], PAYLOAD_ENV, self.payload)
         return parameters
@@ -117,6 +135,30 @@ def _mask_argument(value: Any, sensitive: bool, depth: int) -> None:
             _mask_argument(item, sensitive, depth + 1)
     elif sensitive and isinstance(value, str) and value:
         mask_secret(value)
+
+
+def outside_names(function: Callable[..., Any]) -> list[str]:
+    """The names ``function`` reads from its DAG file or an enclosing function: the job
+    runs the function's source alone, where each would be a ``NameError`` (after the job
+    waited for its GPUs).  Builtins and the function's own name are there."""
+    import builtins
+    import dis
+    import types
+
+    code = getattr(function, "__code__", None)
+    if code is None:  # a callable object: its source is not a function's
+        return []
+    names = set(code.co_freevars)  # an enclosing function's variables
+    codes = [code]
+    while codes:
+        current = codes.pop()
+        names.update(
+            str(op.argval)
+            for op in dis.get_instructions(current)
+            if op.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+        )
+        codes.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
+    return sorted(names - set(vars(builtins)) - {function.__name__, "__name__"})
 
 
 def _with_env(envs: Any, name: str, value: str) -> Any:

@@ -19,6 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
+from airflow_provider_aihc.job_parameters import MANAGED_POOL_IDS
+
 T = TypeVar("T")
 Params = Sequence[tuple[str, str | None]]
 
@@ -28,11 +30,8 @@ POOL = "pool"
 #: The queue id (v1 ``queueID`` on managed pools, v2 ``queueID``): on a managed pool the
 #: queue's id (``aihcq-…``), on a v2 self-managed pool the queue's name.
 QUEUE = "queue_id"
-#: The managed pools: their job calls need the queue id (bce-sdk-go
-#: ``services/aihc/resource/client.go:20-21`` ``SERVERLESS_CLUSTER``/``BHCMP``, refused
-#: without ``queueID`` at ``:175-177``, ``:201-203``, ``:264-266``, ``:291-293``, ``:466-468``;
-#: "托管资源池须填入队列Id": bce-openapi-meta ``i18n/zh-CN/aihc/StopJob.json:4``).
-MANAGED_POOLS = frozenset({"aihc-serverless", "aihc-bhcmp"})
+#: The managed pools (job_parameters.py cites their source): their job calls need the queue id.
+MANAGED_POOLS = MANAGED_POOL_IDS
 #: Path arguments: the job, its pod, the pool and queue of a pool or queue call.
 JOB = "job_id"
 POD = "pod_name"

@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 
+from airflow_provider_aihc.job_parameters import show
+
 __all__ = [
     "show",
     "stringify_scalar",
@@ -28,8 +30,6 @@ __all__ = [
     "wire_name",
     "wrap_single",
 ]
-
-_MAX_SHOWN = 80
 
 
 class _WireModel(BaseModel):
@@ -71,18 +71,6 @@ def wire_name(field_name: str, info: FieldInfo) -> str:
     :param info: the field's ``FieldInfo`` from ``model_fields``.
     """
     return info.serialization_alias or info.alias or field_name
-
-
-def show(value: object) -> str:
-    """Render a user-given value for an error message: ``repr``, shortened.
-
-    :param value: any value; never raises, whatever it is.
-    """
-    try:
-        text = repr(value)
-    except Exception:  # e.g. an int too long to print
-        text = f"<{type(value).__name__}>"
-    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
 
 
 def stringify_scalar(value: object) -> object:

@@ -14,7 +14,6 @@ JSON body; unset optional fields (e.g. ``hostNetwork``) are left out.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, Literal
@@ -31,6 +30,15 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from airflow_provider_aihc.job_parameters import (
+    JOB_FRAMEWORKS,
+    MAX_COUNT,
+    NAME_MAX_LENGTH,
+    PRIORITIES,
+    RETENTION_PERIOD_RULE,
+    name_problem,
+    period_problem,
+)
 from airflow_provider_aihc.models._base import (
     _RequestModel,
     show,
@@ -47,6 +55,7 @@ __all__ = [
     "MAX_COUNT",
     "NAME_MAX_LENGTH",
     "PRIORITIES",
+    "RETENTION_PERIOD_RULE",
     "AdvancedSettings",
     "AlertConfig",
     "CodeSource",
@@ -62,40 +71,23 @@ __all__ = [
     "TensorboardConfig",
 ]
 
-NAME_MAX_LENGTH = 50
-"""Longest job name: the name becomes a Kubernetes object name with pod suffixes."""
-PRIORITIES = ("high", "normal", "low")
-"""Allowed ``priority`` values."""
-JOB_FRAMEWORKS = ("PyTorchJob", "MPIJob", "TFJob", "RayJob")
-"""Allowed job types: ``jobFramework`` in v1 (``PyTorchJob``, ``MPIJob``), ``jobType`` in v2
-(all four; ``hooks/dialects`` refuses what the connection's API generation cannot send)."""
-RETENTION_PERIOD_RULE = "a whole number followed by m, h or d (minutes, hours, days), e.g. 1d"
-_RETENTION_RE = re.compile(r"[1-9][0-9]*[mhd]")
-MAX_COUNT = 2**31 - 1
-"""Largest count AIHC can read (``replicas`` is an int32 in the Go API)."""
 BCCL_GPUS_PER_REPLICA = 8
 """``enableBccl`` needs every replica to use a whole 8-GPU machine."""
 CROSS_FIELD_ERROR = "aihc_cross_field"
 """pydantic error type whose ``ctx["problems"]`` lists ``(field, problem)`` pairs."""
 
-_NAME_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
-_NAME_RULE = (
-    f"1-{NAME_MAX_LENGTH} lowercase letters, digits and '-', "
-    "starting and ending with a letter or digit"
-)
-
 
 def _check_name(value: str) -> str:
-    if len(value) > NAME_MAX_LENGTH:
-        raise ValueError(f"must be {_NAME_RULE}; got {len(value)} characters: {show(value)}")
-    if not _NAME_RE.fullmatch(value):
-        raise ValueError(f"must be {_NAME_RULE}; got {show(value)}")
+    problem = name_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
 def _check_retention(value: str | None) -> str | None:
-    if value is not None and not _RETENTION_RE.fullmatch(value):
-        raise ValueError(f"must be {RETENTION_PERIOD_RULE}; got {show(value)}")
+    problem = None if value is None else period_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC
 from typing import Any
 
 from airflow_provider_aihc.job_parameters import field as job_field
@@ -70,13 +71,7 @@ def render_job_fields(
     from airflow_provider_aihc.operators._checks import template_problem
 
     env = jinja_env or operator.get_template_env()
-    body = operator.body
-    if isinstance(body, str) and body.strip().endswith(BODY_FILE_EXTENSION):
-        try:
-            operator.body = env.loader.get_source(env, body.strip())[0]
-        except jinja2.TemplateNotFound as err:
-            problem = f"template file {err.name!r} not found"
-            raise AIHCValidationError([("body", problem)]) from err
+    operator.body = load_body_file(env, operator.body)
     templates = {field: getattr(operator, field) for field in template_fields}
     try:
         render(operator, template_fields, context, env, seen_oids)
@@ -84,6 +79,77 @@ def render_job_fields(
         errors = _template_errors(operator, templates, context, env)
         raise AIHCValidationError(errors or [("template", template_problem(err))]) from err
     mask_job_secrets(operator)
+
+
+def load_body_file(env: Any, body: Any) -> Any:
+    """The text of the file ``body`` names (``job.json``), or ``body`` as it is.
+
+    :raises AIHCValidationError: the file is not found.
+    """
+    import jinja2
+
+    from airflow_provider_aihc.exceptions import AIHCValidationError
+
+    if not (isinstance(body, str) and body.strip().endswith(BODY_FILE_EXTENSION)):
+        return body
+    try:
+        return env.loader.get_source(env, body.strip())[0]
+    except jinja2.TemplateNotFound as err:
+        problem = f"template file {err.name!r} not found"
+        raise AIHCValidationError([("body", problem)]) from err
+
+
+def render_for_validation(
+    operator: Any, context: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The operator's templated fields rendered for
+    :meth:`~airflow_provider_aihc.operators.aihc.AIHCCreateJobOperator.validate`, the
+    operator left as it is; and ``(field, problem)`` for each that does not render.
+
+    :param context: template variables over a stand-in for a manual run now.
+    """
+    from datetime import datetime
+
+    import jinja2
+
+    from airflow_provider_aihc.exceptions import AIHCValidationError
+    from airflow_provider_aihc.operators._checks import template_problem
+
+    now = datetime.now(UTC)
+    dag = operator.dag if operator.has_dag() else None
+    params = {key: getattr(value, "value", value) for key, value in (operator.params or {}).items()}
+    stand_in: dict[str, Any] = {
+        "params": params,
+        "dag": dag,
+        "task": operator,
+        "run_id": f"manual__{now.isoformat()}",
+        "logical_date": now,
+        "ds": now.strftime("%Y-%m-%d"),
+        "ds_nodash": now.strftime("%Y%m%d"),
+        "ts": now.isoformat(),
+        "ts_nodash": now.strftime("%Y%m%dT%H%M%S"),
+    }
+    stand_in.update(context or {})
+    if dag is not None:
+        env = operator.get_template_env()
+    else:  # a task made outside a DAG (a test): Airflow's defaults
+        from jinja2.sandbox import SandboxedEnvironment
+
+        env = SandboxedEnvironment(undefined=jinja2.StrictUndefined, cache_size=0)
+    values: dict[str, Any] = {}
+    problems: list[tuple[str, str]] = []
+    for name in operator.template_fields:
+        value = getattr(operator, name)
+        if hasattr(value, "resolve"):  # an upstream task's XCom: unknown before the run
+            values[name] = None
+            continue
+        try:
+            values[name] = operator.render_template(load_body_file(env, value), stand_in, env)
+        except AIHCValidationError as err:
+            problems.extend(err.errors)
+        except jinja2.TemplateError as err:
+            problems.append((name, template_problem(err)))
+    return values, problems
 
 
 def _template_errors(

@@ -10,7 +10,7 @@ the connection's secret) goes where each keeps free text (aihc-model-service-api
 * a service: the same three as ``misc.podAnnotations``.
 
 The tag is :func:`~airflow_provider_aihc.operators._identity.job_tag` of the task
-instance's key and the object's *subject* (a model version's ``bucket/path``, a service's
+instance's key, the try number and the object's *subject* (a model version's ``bucket/path``, a service's
 name, a change's service and configuration digest): only the secret's holder can make it,
 and a copy of one object's marker fits no other subject.  A service is also created with a
 ``clientToken`` derived from the try series, its name and its tag.
@@ -36,11 +36,10 @@ _MARK = re.compile(r"(airflow-ti|airflow-try-number|airflow-ti-tag)=([0-9A-Za-z]
 
 def identity_labels(secret: str, identity: TaskIdentity, subject: str) -> dict[str, str]:
     """The task instance's key, try number and tag for ``subject``."""
-    return {
-        TI_LABEL: identity.key,
-        TRY_LABEL: str(identity.try_number),
-        TAG_LABEL: job_tag(secret, identity.key, subject),
-    }
+    signed = {TI_LABEL: identity.key, TRY_LABEL: str(identity.try_number)}
+    # The try number is under the tag, as a job's try label is: a copied marker cannot be
+    # replayed into a later try series.
+    return {**signed, TAG_LABEL: job_tag(secret, signed, subject)}
 
 
 def marker(secret: str, identity: TaskIdentity, subject: str) -> str:
@@ -74,4 +73,4 @@ def service_client_token(secret: str, identity: TaskIdentity, name: str) -> str:
     """``CreateService``'s ``clientToken``: the try series' token (a clear makes a new
     one), the service's name and its tag."""
     series = uuid.UUID(identity.client_token(0))
-    return str(uuid.uuid5(series, f"{name}/{job_tag(secret, identity.key, name)}"))
+    return str(uuid.uuid5(series, f"{name}/{job_tag(secret, {TI_LABEL: identity.key}, name)}"))

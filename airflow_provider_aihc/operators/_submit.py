@@ -39,7 +39,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import (
@@ -92,6 +92,8 @@ class SubmittedJob:
     job_id: str
     job_name: str
     adopted: bool
+    #: The ids of the series' earlier jobs, which ended badly (a retry made this one).
+    earlier: tuple[str, ...] = ()
 
 
 class JobSubmitter:
@@ -144,6 +146,11 @@ class JobSubmitter:
         if self.stop_earlier_series:
             self._stop_earlier_series(jobs, request.queue)
         own = self._named_by_series(self._in_series(jobs), request.name)
+        return replace(self._adopt_or_create(request, own), earlier=tuple(
+            job.job_id for job in own if job.is_terminal and not job.is_successful
+        ))  # fmt: skip
+
+    def _adopt_or_create(self, request: CreateJobRequest, own: list[JobSummary]) -> SubmittedJob:
         for job in own:
             if not job.is_terminal or job.is_successful:
                 self.log.info(

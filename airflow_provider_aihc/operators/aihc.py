@@ -20,10 +20,6 @@ from airflow_provider_aihc.job_parameters import (
     param_docs,
 )
 from airflow_provider_aihc.links.aihc import AIHCJobLink
-from airflow_provider_aihc.operators._job_actions import (
-    AIHCDeleteJobOperator,
-    AIHCStopJobOperator,
-)
 from airflow_provider_aihc.operators._sealed import SealedAttribute, seal
 from airflow_provider_aihc.version_compat import (
     BaseOperator,
@@ -31,15 +27,15 @@ from airflow_provider_aihc.version_compat import (
     conf,
 )
 
-# Defined in _job_actions to keep this file small; public, documented and serialized under
-# this module's path (the one the API reference names).
-AIHCStopJobOperator.__module__ = AIHCDeleteJobOperator.__module__ = __name__
-
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
     from airflow_provider_aihc.lineage.job import JobLineage
     from airflow_provider_aihc.models.job import JobInfo
     from airflow_provider_aihc.models.request import CreateJobRequest
+    from airflow_provider_aihc.operators._job_actions import (
+        AIHCDeleteJobOperator,
+        AIHCStopJobOperator,
+    )
     from airflow_provider_aihc.watch import JobEvent
 
 __all__ = ["AIHCCreateJobOperator", "AIHCDeleteJobOperator", "AIHCStopJobOperator"]
@@ -50,6 +46,9 @@ XCOM_JOB_NAME = "job_name"
 XCOM_RESOURCE_POOL_ID = "resource_pool_id"
 #: The job's queue as AIHC addresses it (a managed pool's queue id, else the queue name).
 XCOM_JOB_QUEUE = "job_queue"
+#: The ids of the try series' earlier jobs (ended badly), pushed when a retry made a fresh
+#: job: the job summary covers them too.
+XCOM_EARLIER_JOBS = "earlier_job_ids"
 #: How long ``on_kill`` (in Airflow's SIGTERM handler) waits for its stop to be answered.
 ON_KILL_WAIT_SECONDS = 30.0
 #: The most the wait ends before ``execution_timeout``, leaving time to stop the job in
@@ -129,6 +128,8 @@ class AIHCCreateJobOperator(BaseOperator):
     }
     operator_extra_links = (AIHCJobLink(),)
     ui_color = "#2468f2"
+    #: The command is made when the task runs (``@task.aihc``), not given to ``__init__``.
+    command_made_by_task: ClassVar[bool] = False
     # Parameters that may carry secrets: plain attributes kept out of the instance
     # ``__dict__``, which OpenLineage's full task info lists (operators/_sealed.py says why);
     # the job parameters' are added below, from their rows.
@@ -176,11 +177,18 @@ class AIHCCreateJobOperator(BaseOperator):
         aihc_conn_id: str = "aihc_default",
         **kwargs: Any,
     ) -> None:
+        from airflow_provider_aihc.operators._checks import literal_problems
         from airflow_provider_aihc.outputs import OutputSpec
 
         given = locals()
         super().__init__(**kwargs)
-        self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request
+        # Literal mistakes are refused here, at DAG parse, as the run would refuse them.
+        problems = literal_problems(given, command_made_by_task=self.command_made_by_task)
+        self.outputs, output_problems = OutputSpec.checked(result_marker, metrics)
+        if problems or output_problems:
+            from airflow_provider_aihc.exceptions import AIHCValidationError
+
+            raise AIHCValidationError([*problems, *output_problems], task_id=self.task_id)
         self.result_marker = result_marker
         self.metrics = dict(metrics or {})
         self.queue_timeout = queue_timeout
@@ -210,6 +218,7 @@ class AIHCCreateJobOperator(BaseOperator):
         self._job_pool: str | None = None
         self._job_queue: str | None = None
         self._job_summary: dict[str, Any] | None = None
+        self._earlier_jobs: tuple[str, ...] | None = None
 
     @cached_property
     def hook(self) -> AIHCHook:
@@ -244,29 +253,42 @@ class AIHCCreateJobOperator(BaseOperator):
         render_job_fields(self, render, template_fields, context, jinja_env, seen_oids)
         return None
 
-    def build_request(self, default_name: str | None = None) -> tuple[CreateJobRequest, str]:
+    def build_request(
+        self,
+        default_name: str | None = None,
+        *,
+        values: Mapping[str, Any] | None = None,
+        ask_aihc: bool = True,
+    ) -> tuple[CreateJobRequest, str]:
         """Validate the rendered parameters into a create request and its pool.
 
         :param default_name: the job name when neither ``name`` nor ``body`` gives one.
+        :param values: the templated fields' values to check, by name (default: this
+            task's, rendered by Airflow).
+        :param ask_aihc: on ``api_version`` v2, ask AIHC whether a pool is managed (one
+            read, never a create); ``False`` goes by the pool id alone (:meth:`validate`).
 
         :raises AIHCValidationError: listing every bad field (job fields, ``poll_interval``
             and ``timeout`` when waiting, an unusable or undefined ``aihc_conn_id``);
             nothing was sent.
         """
         from airflow_provider_aihc.exceptions import AIHCConfigError, AIHCValidationError
+        from airflow_provider_aihc.job_parameters import MANAGED_POOL_IDS
         from airflow_provider_aihc.models.build import build_create_request
         from airflow_provider_aihc.operators._checks import (
             connection_problems,
             managed_queue_problems,
+            queue_timeout_problems,
             wait_problems,
         )
-        from airflow_provider_aihc.watch.queue import queue_timeout_problems
 
+        given = {name: getattr(self, name) for name in self.template_fields}
+        given.update(values or {})
         errors: list[tuple[str, str]] = []
         request = None
         try:
             request = build_create_request(
-                self.body, default_name=default_name, **self._job_parameters()
+                given.get("body"), default_name=default_name, **self._job_parameters(given)
             )
         except AIHCValidationError as err:
             errors.extend(err.errors)
@@ -279,23 +301,58 @@ class AIHCCreateJobOperator(BaseOperator):
         errors.extend(connection)
         if not connection:
             try:
-                pool = self.hook.resource_pool(self.resource_pool_id or None)
+                pool = self.hook.resource_pool(given.get("resource_pool_id") or None)
             except AIHCConfigError as err:
                 errors.append(("resourcePoolId (resource_pool_id)", str(err)))
             if request is not None:
                 errors.extend(self.hook.dialect.create_problems(request.to_wire()))
             if request is not None and not errors:
-                errors.extend(
-                    managed_queue_problems(pool, request.queue, self.hook.is_managed_pool)
-                )
+                managed = self.hook.is_managed_pool if ask_aihc else MANAGED_POOL_IDS.__contains__
+                errors.extend(managed_queue_problems(pool, request.queue, managed))
         if errors or request is None:
             raise AIHCValidationError(errors)
         return request, pool
 
-    def _job_parameters(self) -> dict[str, Any]:
-        """The rendered job parameters the request is built from (a subclass may add what
-        must reach the job without being a template field: ``@task.aihc_python``'s payload)."""
-        return {param: getattr(self, param) for param in JOB_PARAMETERS}
+    def _job_parameters(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The rendered job parameters the request is built from, out of ``given`` (a
+        subclass may add what must reach the job without being a template field:
+        ``@task.aihc_python``'s payload)."""
+        return {param: given.get(param) for param in JOB_PARAMETERS}
+
+    def validate(self, context: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Check the request this task would send, and send nothing: a dry run for a DAG's
+        tests or CI (docs/testing.md).
+
+        The templated parameters are rendered with ``context`` over a stand-in for a manual
+        run now (``params`` at their defaults, ``ds``, ``ts``, ``logical_date``,
+        ``run_id``, ``dag``, ``task``); then every check ``execute`` makes before its first
+        request runs: the job fields, the waiting parameters, the connection (it must be
+        defined: point it at the emulator in tests), the API version's fields and a managed
+        pool's queue (known by the pool id).  A parameter given as an upstream task's XCom
+        is unknown before the run: it counts as not given.
+
+        :param context: template variables to use, over the stand-in's (e.g.
+            ``{"params": {"lr": 0.1}}``).
+        :returns: the create request's body (v1 wire form), as ``execute`` would send it,
+            without the name and labels a run adds.
+        :raises AIHCValidationError: listing every bad field, as ``execute`` would.
+        """
+        from airflow_provider_aihc.exceptions import AIHCValidationError
+        from airflow_provider_aihc.operators._identity import job_name_part
+        from airflow_provider_aihc.operators._masking import render_for_validation
+
+        values, problems = render_for_validation(self, context)
+        try:
+            request, _ = self.build_request(
+                default_name=job_name_part(self.task_id)[:40] or "job",
+                values=values,
+                ask_aihc=False,
+            )
+        except AIHCValidationError as err:
+            raise AIHCValidationError([*problems, *err.errors], task_id=self.task_id) from None
+        if problems:
+            raise AIHCValidationError(problems, task_id=self.task_id)
+        return request.to_wire()
 
     def execute(self, context: Context) -> str:
         from airflow_provider_aihc.operators._identity import TaskIdentity
@@ -320,6 +377,9 @@ class AIHCCreateJobOperator(BaseOperator):
             ti.xcom_push(key=XCOM_JOB_NAME, value=job.job_name)
             ti.xcom_push(key=XCOM_RESOURCE_POOL_ID, value=pool)
             ti.xcom_push(key=XCOM_JOB_QUEUE, value=request.queue)
+            if job.earlier:
+                ti.xcom_push(key=XCOM_EARLIER_JOBS, value=list(job.earlier))
+        self._earlier_jobs = job.earlier
         AIHCJobLink.persist(context, self.hook.config.base_url, job.job_id, pool)
         if not self.wait_for_completion:
             return job.job_id
@@ -427,10 +487,23 @@ class AIHCCreateJobOperator(BaseOperator):
         push = bool(self.do_xcom_push)
         summary = deliver(
             self.hook, event, pool, self.outputs, context, self.log, push=push,
-            queue_id=self._job_queue,
+            queue_id=self._job_queue, earlier_jobs=self._earlier(context),
         )  # fmt: skip
         self._job_summary = summary
         return complete(event, self.log)
+
+    def _earlier(self, context: Context) -> tuple[str, ...]:
+        """The try series' earlier jobs: this process's record, or (resumed after a
+        deferral, a new operator object) the XCom pushed before it."""
+        if self._earlier_jobs is not None:
+            return self._earlier_jobs
+        ti = context.get("ti")
+        pull = getattr(ti, "xcom_pull", None)
+        if pull is None:
+            return ()
+        index = getattr(ti, "map_index", -1)
+        pulled = pull(task_ids=self.task_id, key=XCOM_EARLIER_JOBS, map_indexes=index)
+        return tuple(pulled) if isinstance(pulled, list) else ()
 
     def on_kill(self) -> None:
         """Stop the job when ``cancel_on_kill``; the deferred wait's trigger does its own.
@@ -472,3 +545,22 @@ seal(AIHCCreateJobOperator, SEALED_PARAMETERS)
 AIHCCreateJobOperator.__doc__ = (AIHCCreateJobOperator.__doc__ or "").replace(
     "    {job_parameters}", param_docs(JOB_PARAMETERS, operator=True)
 )
+
+
+def __getattr__(name: str) -> Any:
+    """The stop and delete operators, made when a DAG file first names them: a DAG file
+    that only creates jobs does not pay for two more operator classes at every parse.
+    Defined in ``_job_actions`` to keep this file small; public, documented and serialized
+    as this module's, where they always were."""
+    if name in ("AIHCStopJobOperator", "AIHCDeleteJobOperator"):
+        from airflow_provider_aihc.operators import _job_actions
+
+        operator = getattr(_job_actions, name)
+        operator.__module__ = __name__
+        globals()[name] = operator
+        return operator
+    if name == "BODY_FILE_EXTENSION":  # kept here, where it always was
+        from airflow_provider_aihc.operators._masking import BODY_FILE_EXTENSION
+
+        return BODY_FILE_EXTENSION
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

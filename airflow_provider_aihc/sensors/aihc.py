@@ -97,10 +97,17 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
         job_queue: str | None = None,
         **kwargs: Any,
     ) -> None:
+        from airflow_provider_aihc.operators._checks import queue_timeout_problems
         from airflow_provider_aihc.outputs import OutputSpec
 
         super().__init__(**kwargs)
-        self.outputs = OutputSpec.build(result_marker, metrics)  # refused before any request
+        # Refused here, at DAG parse, as the run would refuse them.
+        self.outputs, problems = OutputSpec.checked(result_marker, metrics)
+        problems += queue_timeout_problems(queue_timeout)
+        if problems:
+            from airflow_provider_aihc.exceptions import AIHCValidationError
+
+            raise AIHCValidationError(problems, task_id=self.task_id)
         self.result_marker = result_marker
         self.metrics = dict(metrics or {})
         self.queue_timeout = queue_timeout
@@ -220,8 +227,10 @@ class AIHCJobSensor(BaseSensorOperator):  # type: ignore[misc]
             return
         from airflow_provider_aihc.exceptions import AIHCValidationError
         from airflow_provider_aihc.hooks.aihc import check_path_id
-        from airflow_provider_aihc.operators._checks import connection_problems
-        from airflow_provider_aihc.watch.queue import queue_timeout_problems
+        from airflow_provider_aihc.operators._checks import (
+            connection_problems,
+            queue_timeout_problems,
+        )
 
         problems = connection_problems(self.hook)
         connection_usable = not problems

@@ -134,12 +134,3 @@ def latest_events(events: JobEvents, count: int = LATEST_EVENTS) -> str:
     if not picked:
         return "none"
     return "; ".join(f"{e.type} {e.reason}: {e.message.strip()}" for e in picked)
-
-
-def queue_timeout_problems(value: object) -> list[tuple[str, str]]:
-    """``[("queue_timeout", problem)]`` unless ``value`` is ``None`` or seconds > 0."""
-    if value is None:
-        return []
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        return [("queue_timeout", f"must be seconds > 0 or None, got {value!r}")]
-    return []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,13 @@ STATS_PREFIX = "aihc.job"
 ENDED = ("success", "failed")
 #: Nesting of a result walked at most when masking (deeper values are pushed as they are).
 MAX_MASK_DEPTH = 64
+#: The event statuses that have a summary: also a wait that timed out (the job was
+#: stopped, or left running: its cost so far), a queue timeout included.
+SUMMARIZED = (*ENDED, "timeout")
+#: Resource names that are no accelerator: Kubernetes' own (unprefixed: ``cpu``,
+#: ``memory``, AIHC's ``sharedMemory``) and RDMA NICs (``rdma/hca``).  Every other
+#: domain-prefixed (extended) resource is one: ``baidu.com/a800_80g_cgpu``, a Kunlun XPU.
+_NOT_ACCELERATOR_PREFIXES = ("rdma/",)
 #: Summary fields sent to ``Stats`` as gauges (and the two durations as timers too).
 STATS_GAUGES = ("queue_seconds", "run_seconds", "accelerator_seconds", "restarts", "replicas")
 
@@ -48,9 +55,10 @@ def summarize(
     """The ``job_summary`` of an ended job; a time AIHC did not give is ``None``, and so
     is every number computed from it (never a made-up one).
 
-    ``accelerators_per_replica`` counts the GPU resources (names containing ``gpu``, as
-    ``baidu.com/a800_80g_cgpu``) of one replica; ``accelerator_seconds`` is replicas ×
-    their sum × ``run_seconds``.  ``gpu_utilisation_mean``/``_max`` are ``gpu``
+    ``accelerators_per_replica`` counts the accelerators of one replica: every extended
+    (domain-prefixed) resource but RDMA NICs, so GPUs (``baidu.com/a800_80g_cgpu``) and
+    any other kind (a Kunlun XPU) alike; ``accelerator_seconds`` is replicas × their sum ×
+    ``run_seconds``.  ``gpu_utilisation_mean``/``_max`` are ``gpu``
     (:func:`gpu_utilisation`: percent, from AIHC's job metrics), ``None`` when unread.
     """
     created = job.created_at if job else None
@@ -180,15 +188,22 @@ def deliver(
     *,
     push: bool,
     queue_id: str | None = None,
+    earlier_jobs: Sequence[str] = (),
 ) -> dict[str, Any] | None:
-    """After a wait ended on the job's own end (``success`` or ``failed``): :func:`collect`
-    and :func:`publish`.  Nothing for a timeout or a job that could not be watched.
+    """After a wait ended (the job's own end, or a timeout, ``queue_timeout`` included):
+    :func:`collect` and :func:`publish`.  Nothing for a job that could not be watched.
+    A timed-out job's log is not read for results.
 
+    :param earlier_jobs: the ids of the try series' earlier jobs (a retry after a failed
+        job made a fresh one): the summary's ``try_series`` and
+        ``series_accelerator_seconds`` cover them too (one GetJob each).
     :return: the summary as pushed, or ``None``.
     :raises AIHCResultError: the succeeded job's result line does not parse or is too big.
     """
-    if event.status not in ENDED:
+    if event.status not in SUMMARIZED:
         return None
+    if event.status not in ENDED:
+        spec = spec._replace(marker=None, metrics={})
     try:
         flow = collect(event.job_id, pool, spec, event.reason, log, queue_id)
         summary, outputs, job = drive(flow, hook)
@@ -197,7 +212,30 @@ def deliver(
             raise
         log.warning("AIHC job %s: %s", event.job_id, err)  # its failure is the news
         return None
+    earlier = [
+        drive(collect(job_id, pool, _NOTHING, None, log, queue_id), hook)[0]
+        for job_id in earlier_jobs
+    ]
+    add_series(summary, earlier)
     return publish(context, summary, outputs, log, push=push, job=job)
+
+
+#: What an earlier job of the series is read for: its times and resources, no log.
+_NOTHING = OutputSpec(None, {})
+#: The fields of each job in ``try_series``.
+SERIES_FIELDS = ("job_id", "status", "queue_seconds", "run_seconds", "accelerator_seconds")
+
+
+def add_series(summary: dict[str, Any], earlier: Sequence[Mapping[str, Any]]) -> None:
+    """Add the try series to ``summary``: ``try_series`` (each job, oldest first, this one
+    last) and ``series_accelerator_seconds`` (their sum; ``None`` when one is unknown)."""
+    jobs = [*earlier, summary]
+    summary["try_series"] = [{key: job.get(key) for key in SERIES_FIELDS} for job in jobs]
+    costs: list[float | None] = [job.get("accelerator_seconds") for job in jobs]
+    known = [cost for cost in costs if cost is not None]
+    summary["series_accelerator_seconds"] = (
+        round(sum(known), 3) if len(known) == len(costs) else None
+    )
 
 
 def publish(
@@ -303,7 +341,8 @@ def _accelerators(job: JobInfo | None) -> dict[str, float | int]:
         return {}
     found: dict[str, float | int] = {}
     for resource in job.resources:
-        if "gpu" in resource.name.lower():
+        name = resource.name
+        if "/" in name and not name.startswith(_NOT_ACCELERATOR_PREFIXES):
             found[resource.name] = found.get(resource.name, 0) + resource.quantity
     return found
 

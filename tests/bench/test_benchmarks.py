@@ -33,9 +33,11 @@ def test_signing() -> None:
 
 def test_parse() -> None:
     out = run_quick("bench_parse", 120)
-    assert "| ours/EmptyOperator |" in out
+    assert "| ours/EmptyOperator x2 |" in out
+    assert "| ours/@task x2 |" in out
     assert "our hook / our models imported: none" in out
-    assert "Goal wall time within 1.5x of EmptyOperator" in out
+    assert "within 1.15x of EmptyOperator x2 (wall and CPU)" in out
+    assert "within 1.2x of @task x2 (wall and CPU)" in out
 
 
 def test_submit() -> None:

@@ -124,9 +124,9 @@ def emulator(aihc_emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch) -> 
 def _execute(emulator: EmulatorServer, params: dict[str, Any]) -> str:
     """Run the operator once, assert the property, and say what happened."""
     emulator.backend.reset()
-    operator = AIHCCreateJobOperator(task_id="train", **params)
     error: BaseException | None = None
-    try:
+    try:  # a literal mistake is refused already when the operator is made (at DAG parse)
+        operator = AIHCCreateJobOperator(task_id="train", **params)
         operator.execute(task_context(StubTaskInstance()))
     except (AIHCError, TaskDeferred) as raised:
         error = raised
@@ -188,10 +188,9 @@ def test_one_bad_parameter_is_refused_by_name_and_nothing_is_sent(
     params = {**VALID_TASK, **{k: v for k, v in extra.items() if k != param}, param: value}
     FIGURES["bad input: single bad parameters tried"] += 1
     emulator.backend.reset()
-    operator = AIHCCreateJobOperator(task_id="train", **params)
 
-    with pytest.raises(AIHCValidationError) as refused:
-        operator.execute(task_context())
+    with pytest.raises(AIHCValidationError) as refused:  # when made (literal) or run
+        AIHCCreateJobOperator(task_id="train", **params).execute(task_context())
 
     fields = [field for field, _ in refused.value.errors]
     assert any(named in field for field in fields), (param, value, refused.value.errors)
@@ -214,11 +213,10 @@ def test_waiting_parameters_and_the_connection_are_checked_before_the_job_is_cre
 ) -> None:
     """Regression: these used to fail only after the create (the job left running, or,
     for a broken connection, an error blaming ``resource_pool_id``)."""
-    operator = AIHCCreateJobOperator(
-        task_id="train", image="i", command="c", wait_for_completion=True, **params
-    )
-    with pytest.raises(AIHCValidationError) as refused:
-        operator.execute(task_context())
+    with pytest.raises(AIHCValidationError) as refused:  # when made (literal) or run
+        AIHCCreateJobOperator(
+            task_id="train", image="i", command="c", wait_for_completion=True, **params
+        ).execute(task_context())
     assert [field for field, _ in refused.value.errors] == [named]
     assert total_requests(emulator) == 0
 

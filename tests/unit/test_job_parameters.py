@@ -110,11 +110,11 @@ def test_templating_rendering_and_sealing_follow_the_rows() -> None:
 
 
 def test_every_job_parameter_reaches_the_builder_unchanged() -> None:
-    task = AIHCCreateJobOperator(task_id="t", **{name: f"value-{name}" for name in JOB_PARAMETERS})
+    # Templates: a literal "value-name" would be refused at construction (not a name).
+    values = {name: f"{{{{ value }}}}-{name}" for name in JOB_PARAMETERS}
+    task = AIHCCreateJobOperator(task_id="t", **values)
 
-    assert {name: getattr(task, name) for name in JOB_PARAMETERS} == {
-        name: f"value-{name}" for name in JOB_PARAMETERS
-    }
+    assert {name: getattr(task, name) for name in JOB_PARAMETERS} == values
     assert "envs" not in vars(task)  # sealed
     assert "image_config" not in vars(task)
     assert "code_source" not in vars(task)
@@ -179,3 +179,20 @@ def test_every_parameter_is_covered_by_the_bad_values() -> None:
     missing = set(JOB_PARAMETERS) | {"resource_pool_id", "body", "poll_interval", "timeout"}
     assert missing - covered == set()
     assert set(JOB_PARAMETERS) <= set(PARAMETER_PATHS)
+
+
+def test_the_docstring_wrap_is_textwraps() -> None:
+    """``fill`` replaces ``textwrap.fill`` at DAG parse: the same text, for every row."""
+    import textwrap
+
+    from airflow_provider_aihc.job_parameters import fill
+
+    texts = [f":param {r.name}: {r.doc} (templated).  {r.operator_doc}" for r in JOB_FIELDS]
+    texts += ["a" * 120 + " b  c   " + "d" * 30, "x y", "   leading and trailing   "]
+    for text in texts:
+        for width in (20, 40, 92):
+            expected = textwrap.fill(
+                text, width, initial_indent="    ", subsequent_indent="        ",
+                break_on_hyphens=False,
+            )  # fmt: skip
+            assert fill(text, width, "    ", "        ") == expected, (text, width)

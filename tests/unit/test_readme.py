@@ -82,6 +82,8 @@ EXPECTED = {
     "docs/operators/scale_delete_service.md": {
         "night": "AIHCScaleServiceOperator", "gone": "AIHCDeleteServiceOperator"},
     "docs/sensors/service_sensor.md": {"ready": "AIHCServiceSensor"},
+    "docs/testing.md": {"test_nightly_finetune": "function",
+                        "test_nightly_finetune_fails_with_its_job": "function"},
 }  # fmt: skip
 
 

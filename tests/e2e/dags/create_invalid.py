@@ -11,11 +11,11 @@ from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 with DAG("create_invalid", start_date=datetime(2024, 1, 1), schedule=None):
     AIHCCreateJobOperator(
         task_id="bad",
-        name="Bad_Name",
+        name="{{ 'Bad_Name' }}",  # templated: found when it runs
         image="img",
         command="python train.py --config cfg.json",
         replicas="{{ 0 }}",
-        priority="urgent",
+        priority="{{ 'urgent' }}",
         job_resources={"baidu.com/a800_80g_cgpu": -1},
         body={"jobSpec": {"enableRdma": True}},
     )

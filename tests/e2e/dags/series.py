@@ -30,7 +30,7 @@ with _dag("series_sync"):
     AIHCCreateJobOperator(task_id="train", deferrable=False, **WAIT, **JOB)
 
 with _dag("series_bad_priority"):
-    AIHCCreateJobOperator(task_id="train", priority="urgent", **JOB)
+    AIHCCreateJobOperator(task_id="train", priority="{{ 'urgent' }}", **JOB)
 
 with _dag("series_fixed_name"):
     AIHCCreateJobOperator(task_id="train", name="fixed-name", **JOB)

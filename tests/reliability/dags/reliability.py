@@ -145,7 +145,12 @@ with _dag("rel_secret_failing_job"):
 
 with _dag("rel_secret_invalid"):
     AIHCCreateJobOperator(
-        task_id="train", replicas=0, priority="urgent", name="Bad_Name", **CANARY, **FAST
+        task_id="train",
+        replicas="{{ 0 }}",  # templated: refused when the task runs (its secrets masked)
+        priority="{{ 'urgent' }}",
+        name="{{ 'Bad_Name' }}",
+        **CANARY,
+        **FAST,
     )
 
 with _dag("rel_secret_wrong_secret"):

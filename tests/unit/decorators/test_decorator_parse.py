@@ -111,3 +111,52 @@ def test_anything_else_fails_without_retries_naming_the_command(returned: Any) -
     operator = _task(aihc_task, make, image="img")
     with pytest.raises(AIHCValidationError, match="command"):
         operator._generate_command({})
+
+
+THRESHOLD = 0.5
+
+
+def test_a_name_from_the_dag_file_is_refused_when_the_task_is_made() -> None:
+    """In the job it is a NameError, after the job waited for its GPUs (newcomer trial)."""
+
+    def evaluate(loss: float) -> bool:
+        import math  # imported inside: in the job too
+
+        def better(x: float) -> bool:
+            return x < THRESHOLD  # a nested function's global counts as well
+
+        return better(math.fabs(loss)) and len(str(loss)) > 0
+
+    with (
+        pytest.raises(AIHCValidationError) as refused,
+        DAG("outside", start_date=datetime(2025, 1, 1), schedule=None),
+    ):
+        aihc_python_task(evaluate, image="img")(0.3)
+    ((field, problem),) = refused.value.errors
+    assert field == "python_callable"
+    assert "evaluate() uses 'THRESHOLD' from outside the function" in problem
+    assert "'math'" not in problem
+    assert "'len'" not in problem
+
+
+def test_an_enclosing_functions_variable_is_refused_too() -> None:
+    limit = 3
+
+    def count() -> int:
+        return limit
+
+    with pytest.raises(AIHCValidationError, match="uses 'limit'"):
+        _task(aihc_python_task, count, image="img")
+
+
+def test_a_self_contained_function_is_accepted() -> None:
+    def train(rows: int, lr: float = 0.1) -> dict[str, float]:
+        import os
+        from datetime import datetime
+
+        rank = int(os.environ.get("RANK", "0"))
+        return {"lr": lr * rows + rank, "t": datetime.now().timestamp(), "n": float(len([]))}
+
+    with DAG("inside", start_date=datetime(2025, 1, 1), schedule=None):
+        operator = aihc_python_task(train, image="img")(rows=10).operator
+    assert isinstance(operator, AIHCPythonDecoratedOperator)

@@ -111,7 +111,7 @@ def job_id(aihc_emulator) -> str:
 def _operator(job_id: str | None, **kwargs):
     from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 
-    operator = AIHCCreateJobOperator(task_id="train", **kwargs)
+    operator = AIHCCreateJobOperator(task_id="train", image="img", command="true", **kwargs)
     operator.job_id = job_id
     return operator
 

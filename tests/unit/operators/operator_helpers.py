@@ -32,6 +32,10 @@ class TaskInstanceStub:
     def xcom_push(self, key: str, value: Any) -> None:
         self.xcom[key] = value
 
+    def xcom_pull(self, task_ids: str | None = None, key: str = "return_value", **_: Any) -> Any:
+        """This task's own XCom (what the operator pulls back after a deferral)."""
+        return self.xcom.get(key)
+
     def retry(self) -> TaskInstanceStub:
         """The next try of this series."""
         self.try_number += 1

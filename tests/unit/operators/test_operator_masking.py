@@ -118,7 +118,9 @@ def test_an_invalid_request_still_has_its_secrets_masked() -> None:
     password, token, bos = secret("RegPw"), secret("tok"), secret("BosTok")
     operator = AIHCCreateJobOperator(
         task_id="train",
-        replicas=0,  # invalid: the walk, not the validated request, finds them
+        image="i",
+        command="c",
+        replicas="{{ 0 }}",  # invalid when rendered: the walk, not the request, finds them
         image_config={"username": "u", "password": password},
         envs={"API_TOKEN": token},
         code_source={"bosTemporaryToken": bos},
