@@ -394,14 +394,19 @@ class PoolWatcher:
         if job is None:  # its triggers left while the page was on its way
             return
         before = job.reading
-        job.reading = reading
         job.reads += 1
         if isinstance(reading, AIHCError):
+            job.reading = reading
             job.version += 1
             return
         job.created_at = reading.created_at or job.created_at
         if before is None or isinstance(before, AIHCError) or before.status != reading.status:
+            job.reading = reading
             job.version += 1
+        elif before.__dict__ != reading.__dict__:
+            job.reading = reading
+        # An equal reading keeps the one held: a new one each round for every job lived
+        # a round, long enough to be promoted, and set off full collections of the heap.
 
     async def _notify(self, job_ids: list[str]) -> None:
         """Wake the triggers whose reading is due, :data:`WAKE_BATCH` per loop turn."""
