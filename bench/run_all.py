@@ -20,12 +20,23 @@ from pathlib import Path
 
 BENCH_DIR = Path(__file__).resolve().parent
 #: In the order they run; cheap ones first.
-SCRIPTS = ("bench_signing", "bench_parse", "bench_submit", "bench_results", "bench_triggerer")
+SCRIPTS = (
+    "bench_signing",
+    "bench_parse",
+    "bench_submit",
+    "bench_costs",
+    "bench_results",
+    "bench_triggerer",
+)
+#: Arguments a full run adds: the cost figures become the committed baseline that
+#: ``make test``'s quick lane checks (``bench/baseline.json``).
+FULL_ARGS = {"bench_costs": ["--write-baseline"]}
 #: Seconds a benchmark may take before it is stopped (full mode; quick: a tenth).
 TIMEOUTS = {
     "bench_signing": 300,
     "bench_parse": 900,
     "bench_submit": 900,
+    "bench_costs": 1800,
     "bench_results": 2400,
     "bench_triggerer": 1200,
 }
@@ -43,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         started = time.monotonic()
         timeout = TIMEOUTS[name] // (10 if args.quick else 1)
         command = [sys.executable, str(BENCH_DIR / f"{name}.py")]
+        command += ["--quick"] if args.quick else FULL_ARGS.get(name, [])
         try:
-            done = subprocess.run(command + (["--quick"] if args.quick else []), timeout=timeout)
+            done = subprocess.run(command, timeout=timeout)
         except subprocess.TimeoutExpired:
             print(f"{name}: stopped after {timeout} s", flush=True)
             failed.append(name)

@@ -39,7 +39,7 @@ class StatusTracker:
         self.clock = clock
         self.status: str | None = None
         self.since = 0.0
-        self._unknown: set[str] = set()
+        self._unknown: set[str] | None = None  # made on the first unknown status
 
     def observe(self, status: str) -> None:
         """Note the status of one poll."""
@@ -57,7 +57,8 @@ class StatusTracker:
         else:
             return
         self.status, self.since = status, now
-        if parse_status(status) is None and status not in self._unknown:
+        if parse_status(status) is None and status not in (self._unknown or ()):
+            self._unknown = self._unknown or set()
             self._unknown.add(status)
             self.log.warning(
                 "AIHC job %s reports status %r, which this provider does not know; "

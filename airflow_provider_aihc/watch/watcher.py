@@ -179,6 +179,7 @@ class PoolWatcher:
         self._budget = 0
         self._interval: float | None = None
         self._jobs: dict[str, _Job] = {}
+        self._departures = 0  # jobs no longer watched, ever: a page checks it, not _jobs
         self._registry = registry
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -228,6 +229,7 @@ class PoolWatcher:
             self._interval = None  # it may have been the shortest: work it out when needed
         if not job.subs:
             del self._jobs[subscription.job_id]
+            self._departures += 1
         if not self._jobs:
             self._end()
 
@@ -322,6 +324,7 @@ class PoolWatcher:
         received = 0
         oldest: datetime | None = None
         for page_no in range(1, self.hook.list_max_pages + 1):
+            departures = self._departures
             try:
                 page = await self.hook.alist_job_page(self.pool, page_no=page_no, queue=self.queue)
             except AIHCError as err:
@@ -335,7 +338,10 @@ class PoolWatcher:
                     self._record(item.job_id, item)
             # A job whose triggers all left while the page was on its way (they had their
             # reading: the job ended) is looked for no more, in the pages or by a GetJob.
-            pending.intersection_update(self._jobs)
+            # (Only when one left, and over the pending jobs: intersecting with all the
+            # watched ones on every page was a third of a round's CPU at 10,000 jobs.)
+            if departures != self._departures:
+                pending = {job_id for job_id in pending if job_id in self._jobs}
             received += len(page.jobs)
             oldest = page.jobs[-1].created_at if page.jobs else oldest
             if not pending or not page.jobs or received >= page.total:
@@ -388,14 +394,19 @@ class PoolWatcher:
         if job is None:  # its triggers left while the page was on its way
             return
         before = job.reading
-        job.reading = reading
         job.reads += 1
         if isinstance(reading, AIHCError):
+            job.reading = reading
             job.version += 1
             return
         job.created_at = reading.created_at or job.created_at
         if before is None or isinstance(before, AIHCError) or before.status != reading.status:
+            job.reading = reading
             job.version += 1
+        elif before.__dict__ != reading.__dict__:
+            job.reading = reading
+        # An equal reading keeps the one held: a new one each round for every job lived
+        # a round, long enough to be promoted, and set off full collections of the heap.
 
     async def _notify(self, job_ids: list[str]) -> None:
         """Wake the triggers whose reading is due, :data:`WAKE_BATCH` per loop turn."""

@@ -1,7 +1,9 @@
 """Every benchmark runs in ``--quick`` mode, so that none of them can rot unnoticed.
 
-The figures are not checked (they depend on the machine); the run must succeed and print
-its table and its verdict.
+Their figures are not checked (they depend on the machine); the run must succeed and print
+its table and its verdict.  The one exception is ``bench_costs.py --check``: the
+triggerer's costs as counts and same-run ratios, against the committed
+``bench/baseline.json`` (written by ``make bench``), failing past their tolerance.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from pathlib import Path
 BENCH_DIR = Path(__file__).resolve().parents[2] / "bench"
 
 
-def run_quick(name: str, timeout: float) -> str:
+def run_quick(name: str, timeout: float, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, str(BENCH_DIR / f"{name}.py"), "--quick"],
+        [sys.executable, str(BENCH_DIR / f"{name}.py"), "--quick", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -60,6 +62,13 @@ def test_triggerer() -> None:
     assert "50/50 finished" in out  # the per-job floor run, the same-run baseline
     assert "| CPU the triggers cost, % of a core (run less idle loop) |" in out
     assert "| HTTP requests per job per poll |" in out
+
+
+def test_triggerer_costs_have_not_regressed() -> None:
+    """Objects, bytes and cyclic garbage per trigger, requests and log reads per poll, and
+    CPU per poll as a ratio to the same-run floor: none past its tolerance."""
+    out = run_quick("bench_costs", 300, "--check")
+    assert "No figure regressed past its tolerance." in out or "No baseline for" in out
 
 
 def test_run_all_runs_every_benchmark() -> None:
