@@ -135,8 +135,8 @@ async def _measure(
 async def _phases(url: str, job_ids: list[str], poll: float, rounds: int, client: Any) -> Any:
     import aiohttp
     import yarl
-
     from airflow_provider_aihc.hooks._base import ApiRequest, ConnectionConfig, prepare
+
     from airflow_provider_aihc.hooks.aihc import GET_JOB
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
     from airflow_provider_aihc.watch import first_poll_delay

@@ -27,8 +27,13 @@ PUBLIC_MODULES = (
     PACKAGE,
     # What a DAG uses: operators, sensor, trigger, TaskFlow decorators, hook, link, errors.
     f"{PACKAGE}.operators.aihc",
+    f"{PACKAGE}.operators.model_registry",
+    f"{PACKAGE}.operators.service",
+    f"{PACKAGE}.operators.sweep",
     f"{PACKAGE}.sensors.aihc",
+    f"{PACKAGE}.sensors.service",
     f"{PACKAGE}.triggers.aihc",
+    f"{PACKAGE}.triggers.service",
     f"{PACKAGE}.decorators",
     f"{PACKAGE}.decorators.aihc",
     f"{PACKAGE}.decorators.aihc_python",
@@ -40,6 +45,7 @@ PUBLIC_MODULES = (
     f"{PACKAGE}.emulator.server",
     f"{PACKAGE}.emulator.steering.scenarios",
     f"{PACKAGE}.emulator.pytest_plugin",
+    f"{PACKAGE}.emulator.dag_test",
 )
 
 

@@ -10,10 +10,11 @@ the connection's secret) goes where each keeps free text (aihc-model-service-api
 * a service: the same three as ``misc.podAnnotations``.
 
 The tag is :func:`~airflow_provider_aihc.operators._identity.job_tag` of the task
-instance's key, the try number and the object's *subject* (a model version's ``bucket/path``, a service's
-name, a change's service and configuration digest): only the secret's holder can make it,
-and a copy of one object's marker fits no other subject.  A service is also created with a
-``clientToken`` derived from the try series, its name and its tag.
+instance's key, the try number and the object's *subject* (a model version's
+``bucket/path``, a service's name, a change's service and configuration digest): only the
+secret's holder can make it, and a copy of one object's marker fits no other subject.  A
+service is also created with a ``clientToken`` derived from the try series, its name and
+its tag.
 """
 
 from __future__ import annotations
