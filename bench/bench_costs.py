@@ -135,7 +135,9 @@ async def _measure(
 async def _phases(url: str, job_ids: list[str], poll: float, rounds: int, client: Any) -> Any:
     import aiohttp
     import yarl
-    from airflow_provider_aihc.hooks._base import ApiRequest, ConnectionConfig, prepare
+    from airflow_provider_aihc.hooks._connection import ConnectionConfig
+    from airflow_provider_aihc.hooks._endpoint import ApiRequest
+    from airflow_provider_aihc.hooks._wire import prepare
 
     from airflow_provider_aihc.hooks.aihc import GET_JOB
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger

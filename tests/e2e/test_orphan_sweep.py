@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from airflow_provider_aihc.emulator import scenarios
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
 
 pytestmark = pytest.mark.dagrun

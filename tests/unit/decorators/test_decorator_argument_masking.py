@@ -32,7 +32,8 @@ def test_packed_arguments_stay_out_of_envs_and_sensitive_ones_are_masked() -> No
     operator._pack()
 
     assert operator.envs == {"NCCL_DEBUG": "WARN"}  # the template field, as rendered
-    envs = operator._job_parameters()["envs"]
+    given = {name: getattr(operator, name) for name in operator.template_fields}
+    envs = operator._job_parameters(given)["envs"]
     assert set(envs) == {"NCCL_DEBUG", PAYLOAD_ENV}
     assert json.loads(envs[PAYLOAD_ENV])["kwargs"] == {"api_key": "S4-1-api-key-value"}
     assert redact("key S4-1-api-key-value") == "key ***"

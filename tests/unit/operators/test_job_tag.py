@@ -46,7 +46,7 @@ def _operator(**kwargs: object) -> AIHCCreateJobOperator:
 def _plant(server: EmulatorServer, name: str, labels: dict[str, str]) -> str:
     body = job_body(name, image="attacker/img")
     body["labels"] = [{"key": k, "value": v} for k, v in labels.items()]
-    job_id = server.backend.create_job(POOL, body, creator="attacker-ak")["jobId"]
+    job_id = server.backend.create_job(POOL, body, creator="attacker-ak")
     server.backend.set_status(job_id, "Running", hold=True)
     return str(job_id)
 

@@ -27,7 +27,8 @@ METRICS = {"loss": r"final loss: (\S+)"}
 LINES = "final loss: 0.5\nfinal loss: 0.25"
 RESULT = json.dumps({"best": [1, 2]})
 PER_JOB = {"job_id", "created_at", "running_at", "finished_at", "queue_seconds", "run_seconds",
-           "accelerator_seconds"}  # fmt: skip
+           "accelerator_seconds", "series_accelerator_seconds", "try_series",
+           "gpu_utilisation_mean", "gpu_utilisation_max"}  # fmt: skip
 
 
 def operator(task_id: str, **kwargs: Any) -> AIHCCreateJobOperator:
