@@ -135,11 +135,11 @@ async def _measure(
 async def _phases(url: str, job_ids: list[str], poll: float, rounds: int, client: Any) -> Any:
     import aiohttp
     import yarl
+
+    from airflow_provider_aihc.hooks import calls
     from airflow_provider_aihc.hooks._connection import ConnectionConfig
     from airflow_provider_aihc.hooks._endpoint import ApiRequest
     from airflow_provider_aihc.hooks._wire import prepare
-
-    from airflow_provider_aihc.hooks.aihc import GET_JOB
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
     from airflow_provider_aihc.watch import first_poll_delay
     from airflow_provider_aihc.watch.flow import grid_sleep
@@ -154,7 +154,9 @@ async def _phases(url: str, job_ids: list[str], poll: float, rounds: int, client
     async def floor_watch(job_id: str) -> None:
         signed = prepare(
             ConnectionConfig(url, client.access_key_id, client.secret_access_key),
-            ApiRequest(GET_JOB, f"/api/v1/aijobs/{job_id}", (("resourcePoolId", POOL),)),
+            ApiRequest(
+                calls.GetJobCall.endpoint, f"/api/v1/aijobs/{job_id}", (("resourcePoolId", POOL),)
+            ),
             time.time(),
         )
         target = yarl.URL(url + signed.target, encoded=True)

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 
 pytestmark = pytest.mark.dagrun
 

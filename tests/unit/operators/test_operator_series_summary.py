@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from operator_helpers import TaskInstanceStub, context_of
 
-from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.emulator.server import EmulatorServer
+from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.exceptions import AIHCJobFailedError, AIHCQueueTimeoutError
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.watch.results import Outputs
