@@ -1,6 +1,6 @@
 """The model-registry, dataset and online-service calls, declared once (v2 only).
 
-These actions exist only in the v2 action API (aihc-model-service-api.md §3): each is
+These actions exist only in the v2 action API: each is
 ``<method> /?action=<Action>&<query>`` with header ``version: v2`` and, for the creates and
 modifies, a JSON body (bce-python-sdk 0.9.79 ``baidubce/services/aihc/base/
 aihc_base_client.py:79-86``; bce-sdk-go ``services/aihc/inference/v2/service.go:15``).
@@ -10,8 +10,8 @@ they are.  ``v1=False``: a v1 connection refuses them before anything is sent, n
 
 None of the creating or changing calls is retried by the transport (``retryable=False``):
 no model, dataset or modify action takes an idempotency token, and ``CreateService``'s
-token has undocumented semantics (§4.2), so a lost answer is resolved by the caller's
-lookup, not by sending again.
+token has undocumented semantics (``docs/fidelity.md``), so a lost answer is resolved by
+the caller's lookup, not by sending again.
 
 Request facts, per action (Q = query, B = body):
 

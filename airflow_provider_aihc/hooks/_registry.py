@@ -2,10 +2,11 @@
 :class:`~airflow_provider_aihc.hooks.aihc.AIHCHook` (``api_version`` v2 only).
 
 Each method is one declared call of ``hooks/_model_calls.py`` (the lists read every page:
-Baidu's definitions say a list without ``pageSize`` answers everything, its Python client
-asks for 10 a page, so an adopting lookup must page to the end, aihc-model-service-api.md
-§5 D4).  :meth:`RegistryHook.require_v2` refuses a v1 connection before anything is sent,
-naming the ``api_version`` setting; the v1 dialect refuses these calls too, as a backstop.
+Baidu's definitions say a list without ``pageSize`` answers everything, bce-openapi-meta
+``i18n/zh-CN/aihc/DescribeModels.json:5``; its Python client asks for 10 a page,
+bce-python-sdk 0.9.79 ``modules/model/model_client.py:26``; so an adopting lookup must
+page to the end).  :meth:`RegistryHook.require_v2` refuses a v1 connection before anything
+is sent, naming the ``api_version`` setting; the v1 dialect refuses these calls too, as a backstop.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Lenient models of AIHC's model-registry and dataset answers (v2 action API).
 
-Field names are those of Baidu's generated v2 clients, which type these answers
-(aihc-model-service-api.md §3.1, §3.2): baiducloud-go-sdk ``services/aihc/model_model.go:3-15``
+Field names are those of Baidu's generated v2 clients, which type these answers:
+baiducloud-go-sdk ``services/aihc/model_model.go:3-15``
 (``Model``), ``model_model_version_entry.go:3-10`` (``ModelVersionEntry``),
 ``model_describe_models_response.go:7-8`` and ``model_describe_model_versions_response.go:7-8``
 (``{totalCount, models|versions}``), ``model_dataset.go:3-19`` (``Dataset``),

@@ -1,7 +1,7 @@
 """Lenient models of AIHC's online-service answers (v2 action API).
 
 Only bce-sdk-go types these answers (``services/aihc/inference/v2/models.go``; the field
-names below are its JSON tags, aihc-model-service-api.md §3.3): ``DescribeServices``
+names below are its JSON tags): ``DescribeServices``
 ``{services: [ServiceBriefInfo], totalCount}`` (L63-79, L315-331), ``DescribeService``
 ``{service: ServiceConf, status: ServiceStatus, instances: [InsInfo], createdAt}``
 (L94-102; the doc page ``4mb4v7wn5`` shows the same), ``ServiceBriefStat`` (L307-313),
@@ -11,7 +11,7 @@ mapping AIHC answered (``ServiceDetail.service``): the operators compare it with
 they want, and a field AIHC adds later must not be lost in between.
 
 ``briefStat.status`` is an integer whose meaning no source publishes: it is read and shown,
-never decided on (§0 finding 4).
+never decided on (``docs/service_lifecycle.md``).
 """
 
 from __future__ import annotations

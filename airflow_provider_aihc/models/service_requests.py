@@ -5,7 +5,7 @@ parts AIHC may extend, so it is checked field by field and sent as given, not re
 strict model that would drop what it does not know.  Each problem is ``(field, what it
 takes)``, reported together in one :class:`~airflow_provider_aihc.exceptions.AIHCValidationError`.
 
-The rules, with their sources (aihc-model-service-api.md §3.1-§3.3):
+The rules, with their sources:
 
 * model, dataset and service names: lowercase letters, digits and ``-``, starting with a
   letter, ending with a letter or digit, 1-50 characters (bce-openapi-meta

@@ -2,8 +2,8 @@
 
 AIHC's model, dataset and service objects carry no labels, so the jobs' identity
 (``operators/_identity.py``: the task instance's key, the try series, an HMAC tag keyed by
-the connection's secret) goes where each keeps free text (aihc-model-service-api.md §7.2;
-*inferred* that these round-trip unchanged):
+the connection's secret) goes where each keeps free text (*inferred* that
+these round-trip unchanged: ``docs/service_lifecycle.md``):
 
 * a model version or a service change: a marker ``airflow-ti=<key> airflow-try-number=<n>
   airflow-ti-tag=<tag>`` in its ``description``;

@@ -4,10 +4,11 @@
 DescribeDatasets, CreateDataset, DescribeDatasetVersions, CreateDatasetVersion;
 DescribeModels, CreateModel, DescribeModelVersions, CreateModelVersion, DeleteModelVersion.
 
-Exactly once without a token (none of these actions takes one, aihc-model-service-api.md
-§4.2): before creating, the operator pages through what exists and adopts what an earlier
-try made.  A dataset version is found by its ``storagePath`` and ``mountPath``, a model
-version by its ``storageBucket`` and ``storagePath`` (the same files are the same version);
+Exactly once without a token (none of these actions takes one: bce-openapi-meta
+``schema/aihc/*Model*.json``, ``*Dataset*.json``): before creating, the operator pages
+through what exists and adopts what an earlier try made.  A dataset version is found by
+its ``storagePath`` and ``mountPath``, a model version by its ``storageBucket`` and
+``storagePath`` (the same files are the same version);
 when several model versions share a path, the one whose description carries this task
 instance's verifying tag (``operators/_service_identity.py``) is adopted.  A model or
 dataset is found by its exact name; two with that name fail the task.  A create whose
@@ -373,7 +374,8 @@ class AIHCRegisterModelVersionOperator(_RegistryOperator):
                 [("model_format", f"is needed to create model {self.model_name!r}, which "
                   "does not exist (e.g. HuggingFace, MegatronCore)")], "model",
             )  # fmt: skip
-        # initVersionEntry: required by bce-openapi-meta CreateModel.json:43-47 (D3).
+        # initVersionEntry: required by bce-openapi-meta CreateModel.json:43-47 (bce-python-sdk
+        # makes it optional).
         body = {"name": self.model_name, "modelFormat": self.model_format,
                 "initVersionEntry": dict(entry)}  # fmt: skip
         model_id = hook.create_model(body)

@@ -4,7 +4,7 @@
 DescribeService, ModifyService, DescribeServiceChangelogs, ModifyServiceReplicas,
 DeleteService, DescribeModelVersion (to mount a model version).
 
-Exactly once (aihc-model-service-api.md §7.2):
+Exactly once (what this infers: ``docs/service_lifecycle.md``):
 
 * a service is created with a ``clientToken`` derived from the try series, its name and
   its tag, and with the task instance's identity in ``misc.podAnnotations``; before

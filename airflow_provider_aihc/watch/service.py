@@ -1,8 +1,8 @@
 """Whether an online service's rollout is done, failed, or still going: one judgement, used
 by the operators' waits, the sensor and the trigger alike.
 
-Done, all of (aihc-model-service-api.md §7.3; the criteria are *inferred*, no source says
-when a rollout has ended):
+Done, all of (the criteria are *inferred*, no source says when a rollout has ended:
+``docs/service_lifecycle.md``):
 
 * the live configuration is the expected one (every field it sets has that value:
   :func:`~airflow_provider_aihc.models.service_requests.conf_matches`);
@@ -14,8 +14,9 @@ Failed: an instance's or container's reason, or status, names a stuck state
 (``models/service_requests.py`` ``STUCK_REASONS``: Kubernetes reasons, *inferred* to
 surface there), or the live
 configuration is neither the expected nor the previous one (someone else changed it).
-``briefStat.status`` is never decided on: its integer has no published meaning (§0 finding
-4); it is only reported.
+``briefStat.status`` is never decided on: its integer has no published meaning (bce-sdk-go
+``inference/v2/models.go:308`` types it ``int32``; no source gives its values); it is only
+reported.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ def test_model_lifecycle(sdk: AihcClient, server: EmulatorServer) -> None:
 
 
 def test_create_model_without_init_version_as_the_sdk_allows(sdk: AihcClient) -> None:
-    """META requires initVersionEntry; the SDK makes it optional (D3): accepted, no version."""
+    """META requires initVersionEntry; the SDK makes it optional: accepted, no version."""
     answer = sdk.model.CreateModel(name="bare", modelFormat="MegatronCore")
     detail = sdk.model.DescribeModel(modelId=answer.id)
     assert detail.versionEntry is None

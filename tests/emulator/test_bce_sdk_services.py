@@ -66,7 +66,7 @@ def test_create_describe_and_list(sdk: AihcClient, server: EmulatorServer) -> No
     assert instance.containers[0].status.containerStatus == "Running"
     assert instance.instanceId.startswith(f"{service_id}-")
     assert detail.status.accessPorts[0].containerPort == 8080
-    listed = sdk.service.DescribeServices()  # pageNumber=&pageSize= (D5)
+    listed = sdk.service.DescribeServices()  # pageNumber=&pageSize= (service_client.py:52-56)
     assert (listed.totalCount, listed.services[0].id, listed.pageSize) == (1, service_id, 10)
     assert listed.services[0].resourceSpec.acceleratorType == "A100"
     status = sdk.service.DescribeServiceStatus(serviceId=service_id)
@@ -169,7 +169,7 @@ def test_service_conf_checked_naming_the_field(sdk: AihcClient) -> None:
 
 
 def test_upgrade_service_is_not_served(sdk: AihcClient) -> None:
-    """PY-only, undocumented (D2): an unknown action, so no provider code can lean on it."""
+    """bce-python-sdk only, undocumented: an unknown action, so no provider code can lean on it."""
     error = server_error(lambda: sdk.service.UpgradeService(serviceId="s-1", versionId="v-2"))
     assert (error.status_code, error.code) == (400, "InvalidParam")
     assert "unknown action" in str(error)

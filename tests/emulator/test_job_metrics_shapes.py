@@ -1,4 +1,4 @@
-"""GPU use of a training job in both answer shapes the sources define (spec §3.4, D15):
+"""GPU use of a training job in both answer shapes the sources define:
 v2 ``DescribeJobMetrics`` one ``Metric{time, value}`` (baiducloud-go-sdk
 ``model_describe_job_metrics_response.go:7-9``) as bce-python-sdk 0.9.79 sends it
 (``X-API-Version: v2``, times as strings), and v1 ``GET …/metrics`` ``podMetrics`` series

@@ -1,8 +1,8 @@
 """Service requests as bce-sdk-go's ``services/aihc/inference/v2`` client sends them (no Go
 toolchain here: the wire is rebuilt from its source): a bare ``clientToken`` when the caller
-gives none (``service.go:17`` with ``http/request.go:173-183``: D8), every ``ServiceConf``
-field including zero values and nulls (``models.go:9-22``: D12), lowercase booleans (D7),
-paging left out when zero (D5), ``DescribeServiceStatus`` without ``serviceId``
+gives none (``service.go:17`` with ``http/request.go:173-183``), every ``ServiceConf``
+field including zero values and nulls (``models.go:9-22``), lowercase booleans (``pod.go:45-49``),
+paging left out when zero (``service.go:41-52``), ``DescribeServiceStatus`` without ``serviceId``
 (``service.go:71-97``)."""
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
 import re
 import sys
 from pathlib import Path
@@ -86,3 +87,32 @@ def test_the_readme_and_the_example_dags_import_only_public_modules() -> None:
         (where, _module_of(what)) for where, what in found if not is_public(_module_of(what))
     }
     assert internal == EXAMPLE_EXCEPTIONS
+
+
+#: The team's reading notes live outside the repository; code and docs cite Baidu's sources
+#: or the repository's own pages (docs/fidelity.md, docs/service_lifecycle.md) instead.
+#: Spelled as a pattern so that this file does not name them itself.
+OUTSIDE_NOTES = re.compile(r"aihc-(?:api|model-service-api|api-fidelity)(?:\.md)?\b|\.\./shared\b")
+#: Folders that hold no tracked sources: venvs, caches, build output, Airflow's home.
+UNTRACKED = {"build", "dist", "node_modules", "__pycache__", "_build"}
+
+
+def _sources() -> list[Path]:
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in UNTRACKED]
+        found += [Path(folder, f) for f in files if f.endswith((".py", ".md"))]
+    return sorted(found)
+
+
+def test_no_source_cites_notes_outside_the_repository() -> None:
+    sources = _sources()
+    assert ROOT / "README.md" in sources
+    assert Path(__file__) in sources
+    cited = [
+        f"{path.relative_to(ROOT)}:{n}: {match.group(0)}"
+        for path in sources
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        for match in OUTSIDE_NOTES.finditer(line)
+    ]
+    assert cited == []

@@ -1,9 +1,8 @@
 """What no Baidu source says, decided once, in one place, and flagged.
 
-Everything here is **invented by the emulator** (``shared/aihc-model-service-api.md`` §8:
-"What cannot be verified without a live AIHC").  No test of the provider may pin it: a
-test that needs one of these behaviours sets it (:class:`Choices`, the control API's
-``POST /_emulator/choices``) and says so.
+Everything here is **invented by the emulator** (``docs/fidelity.md``, "Not verified").  No test of
+the provider may pin it: a test that needs one of these behaviours sets it
+(:class:`Choices`, the control API's ``POST /_emulator/choices``) and says so.
 
 * :data:`SERVICE_STATUS`: the integer ``briefStat.status``.  Its type is ``int32`` in every
   client (bce-sdk-go ``services/aihc/inference/v2/models.go:308``); the page that would

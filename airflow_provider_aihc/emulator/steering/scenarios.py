@@ -330,7 +330,7 @@ class StuckRollout(ServiceScript):
 class SilentRevert(ServiceScript):
     """The rollout completes, then ``after_polls`` polls later the configuration goes back
     to the one before the modify (and rolls back), with no changelog record and no new
-    ``updatedAt``: the silent rollback SageMaker's users met (spec §4.2)."""
+    ``updatedAt``: the silent rollback SageMaker's users met (terraform-provider-aws #39099)."""
 
     after_polls: int = 1
 

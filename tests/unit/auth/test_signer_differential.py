@@ -18,7 +18,7 @@ clear of the SDK's documented quirks and of inputs where no common answer exists
 * paths start with ``/`` (the SDK signs the path as given; we add a missing ``/``);
 * timestamps are never 0 (the SDK reads the clock for 0);
 * header names are ASCII and header values never start or end with non-ASCII whitespace (the
-  SDK strips bytes, which trims ASCII whitespace only; we strip ``str`` as §8.8 says, which
+  SDK strips bytes, which trims ASCII whitespace only; we strip ``str``, which
   also trims U+001C-U+001F, U+0085, U+00A0, U+3000 and the like; the provider never sends
   such a value, and ``http.client`` cannot send most of them);
 * no two headers normalise to the same name and params have unique keys (the SDK takes dicts).

@@ -134,7 +134,7 @@ def check_c07(vector: dict[str, Any]) -> None:
     The provider follows bce-python-sdk 0.9.79 ("值为空字符的header不参与签名计算"),
     which is what v07 pins for the same inputs. Which rule the server applies is unverified
     (``spec_conformant: null``), and the provider never sends an empty-valued header, so the
-    question does not arise on the wire. We pin that we follow §8.8, not c07.
+    question does not arise on the wire. We pin that we follow bce-python-sdk 0.9.79, not c07.
     """
     result = sign_vector(vector)
     expected = vector["expected"]

@@ -1,5 +1,5 @@
 """The model, dataset and service calls on the wire: each request as Baidu's own client
-sends it (bce-python-sdk 0.9.79, captured in aihc-model-service-api.md §3.5; the query
+sends it (bce-python-sdk 0.9.79 ``modules/{service,model,dataset}``; the query
 arguments and body fields of bce-openapi-meta ``schema/aihc/*.json`` for models and
 datasets), a v1 connection refused before anything is sent, and no blind resend of a
 creating call.
@@ -81,7 +81,7 @@ CONF = {
 @pytest.mark.parametrize(
     ("call", "method", "query", "body"),
     [
-        # §3.5: POST /?action=CreateModelVersion&modelId=m-1 body {storageBucket, ...}
+        # bce-python-sdk: POST /?action=CreateModelVersion&modelId=m-1 body {storageBucket, ...}
         (
             lambda h: h.create_model_version(
                 "m-1", {"storageBucket": "b", "storagePath": "/p", "source": "UserUpload"}
@@ -90,7 +90,7 @@ CONF = {
             {"action": ["CreateModelVersion"], "modelId": ["m-1"]},
             {"storageBucket": "b", "storagePath": "/p", "source": "UserUpload"},
         ),
-        # §3.5: POST /?action=CreateDatasetVersion&datasetId=ds-1 body {storagePath, mountPath}
+        # bce-python-sdk: POST /?action=CreateDatasetVersion&datasetId=ds-1 {storagePath, mountPath}
         (
             lambda h: h.create_dataset_version("ds-1", "/d", "/mnt/d"),
             "POST",
@@ -143,14 +143,14 @@ CONF = {
             {"action": ["DeleteModelVersion"], "modelId": ["m-1"], "versionId": ["v-1"]},
             None,
         ),
-        # §3.5: POST /?action=CreateService&clientToken=tok-1, the body the whole ServiceConf
+        # bce-python-sdk: POST /?action=CreateService&clientToken=tok-1, body the ServiceConf
         (
             lambda h: h.create_service(CONF, "tok-1"),
             "POST",
             {"action": ["CreateService"], "clientToken": ["tok-1"]},
             CONF,
         ),
-        # §3.5: no token given: no clientToken key at all (D8)
+        # bce-python-sdk: no token given, no clientToken key at all (service_client.py:156)
         (lambda h: h.create_service(CONF), "POST", {"action": ["CreateService"]}, CONF),
         (
             lambda h: h.get_service("s-1"),
@@ -158,14 +158,14 @@ CONF = {
             {"action": ["DescribeService"], "serviceId": ["s-1"]},
             None,
         ),
-        # §3.5: ModifyService&description=…&serviceId=s-1, body the ServiceConf
+        # bce-python-sdk: ModifyService&description=…&serviceId=s-1, body the ServiceConf
         (
             lambda h: h.modify_service("s-1", CONF, "roll"),
             "POST",
             {"action": ["ModifyService"], "serviceId": ["s-1"], "description": ["roll"]},
             CONF,
         ),
-        # §3.5: ModifyServiceReplicas&instanceCount=3&serviceId=s-1, no body
+        # bce-python-sdk: ModifyServiceReplicas&instanceCount=3&serviceId=s-1, no body
         (
             lambda h: h.scale_service("s-1", 3),
             "POST",

@@ -1,6 +1,6 @@
 """Bad model, dataset and service input fails naming the field, before any request:
 names, container resources, instance counts, canary percentages both 0, metrics that are
-not JSON (aihc-model-service-api.md §3.1-§3.3 for the rules)."""
+not JSON (the rules and their Baidu sources: ``models/service_requests.py``)."""
 
 from __future__ import annotations
 

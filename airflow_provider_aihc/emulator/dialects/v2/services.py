@@ -3,12 +3,14 @@
 No machine-readable definition exists; the requests follow DOC (``Imb4uf20u`` CreateService,
 ``Zmb4v974k`` ModifyService, ``4mb4v7wn5`` DescribeService), bce-python-sdk 0.9.79
 ``modules/service/service_client.py`` and bce-sdk-go ``services/aihc/inference/v2``; the
-answers are bce-sdk-go's structs (``models.go``), the only typed ones
-(``shared/aihc-model-service-api.md`` §3.3).  Accepted as either client sends it: empty
-paging values (``pageNumber=``: PY, D5), ``description=`` (D6), ``True``/``true`` (D7), a
-bare or empty ``clientToken`` meaning no token (GOI, D8).
+answers are bce-sdk-go's structs (``models.go``), the only typed ones.
+Accepted as either client sends it: empty paging values (``pageNumber=``: bce-python-sdk
+``service_client.py:52-56``), ``description=`` (``:232-233``), ``True`` (bce-python-sdk) or
+``true`` (bce-sdk-go ``pod.go:45-49``), a bare or empty ``clientToken`` meaning no token
+(bce-sdk-go ``service.go:17``).
 
-``UpgradeService`` (PY only, its doc link a placeholder: D2) is not served: it is an unknown
+``UpgradeService`` (bce-python-sdk ``service_client.py:276-311`` only, its doc link a
+placeholder; not in bce-sdk-go ``util.go:26-39``) is not served: it is an unknown
 action.  Invented and flagged: ``briefStat.status`` (``state/choices.py``), the access
 addresses, ``creator`` ``openapi`` only as DOC's example shows it (here: the caller's key).
 """
