@@ -72,6 +72,9 @@ TOLERANCE: dict[str, tuple[float, float]] = {
     "cpu_ratio": (2.0, 0.0),
     "cpu_ratio_logs": (2.0, 0.0),
 }
+#: The figures that are timings: the least of up to :data:`TIMING_RUNS` runs counts.
+TIMINGS = ("cpu_ratio", "cpu_ratio_logs")
+TIMING_RUNS = 3
 #: Caps whatever the baseline: the issue's goal, one GetPodLogs per job per poll, with a
 #: quarter for the window's edges (a trigger's log read falls just inside it, or a
 #: watcher round late under load just outside); a second read per poll would be 2.
@@ -236,6 +239,29 @@ def check(figures: dict[str, float], baseline: dict[str, float]) -> list[str]:
     return failures
 
 
+def _stored_baseline(path: Path) -> dict[str, Any]:
+    """The committed baselines, by machine kind (none yet: empty)."""
+    return dict(json.loads(path.read_text())) if path.exists() else {}
+
+
+def _baseline_for(stored: dict[str, Any], kind: str) -> str | None:
+    """The baseline a ``kind`` is checked against: its own, else one of the same Python and
+    Airflow (another machine of the kind); ``None`` when there is none."""
+    same_versions = [k for k in stored if k.split("-", 2)[-1] == kind.split("-", 2)[-1]]
+    return kind if kind in stored else next(iter(same_versions), None)
+
+
+def _timings_over(figures: dict[str, float], stored: dict[str, Any]) -> bool:
+    """Whether a timing figure is over its limit (a count never is measured again)."""
+    base_kind = _baseline_for(stored, machine_kind())
+    if base_kind is None:
+        return False
+    baseline = stored[base_kind]["figures"]
+    return any(
+        figures[name] > baseline[name] * TOLERANCE[name][0] + TOLERANCE[name][1] for name in TIMINGS
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="the same run (it is quick)")
@@ -272,10 +298,23 @@ def main(argv: list[str] | None = None) -> int:
         import airflow_provider_aihc.watch  # noqa: F401
 
         tracemalloc.start()
-        results = asyncio.run(_phases(emulator.url, job_ids, args.poll, args.rounds, client))
+
+        def measured() -> dict[str, float]:
+            return figures_of(
+                asyncio.run(_phases(emulator.url, job_ids, args.poll, args.rounds, client))
+            )
+
+        figures = measured()
+        # A timing only gains from noise (the other lane, a GC elsewhere): its least over a
+        # few runs is the estimate, for the baseline always, for a check when it is over.
+        over = args.check and _timings_over(figures, _stored_baseline(args.baseline))
+        runs = TIMING_RUNS if args.write_baseline or over else 1
+        for _ in range(runs - 1):
+            again = measured()
+            for name in TIMINGS:
+                figures[name] = min(figures[name], again[name])
     finally:
         emulator.stop()
-    figures = figures_of(results)
     kind = machine_kind()
     print(
         f"\n{kind}; {args.triggers} jobs, {args.poll:g} s poll, {args.rounds} polls a phase; "
@@ -285,11 +324,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n| figure | this run |\n|---|---:|")
     for name, value in figures.items():
         print(f"| {name} | {value:.3f} |")
-    stored: dict[str, Any] = json.loads(args.baseline.read_text()) if args.baseline.exists() else {}
+    stored = _stored_baseline(args.baseline)
     status = 0
     if args.check:
-        same_versions = [k for k in stored if k.split("-", 2)[-1] == kind.split("-", 2)[-1]]
-        base_kind = kind if kind in stored else next(iter(same_versions), None)
+        base_kind = _baseline_for(stored, kind)
         if base_kind is None:
             print(f"\nNo baseline for {kind} or its Python and Airflow: nothing to check.")
         else:

@@ -67,7 +67,7 @@ def test_triggerer() -> None:
 def test_triggerer_costs_have_not_regressed() -> None:
     """Objects, bytes and cyclic garbage per trigger, requests and log reads per poll, and
     CPU per poll as a ratio to the same-run floor: none past its tolerance."""
-    out = run_quick("bench_costs", 300, "--check")
+    out = run_quick("bench_costs", 600, "--check")  # up to three runs
     assert "No figure regressed past its tolerance." in out or "No baseline for" in out
 
 
