@@ -22,7 +22,8 @@ LINES = "phase: warmup\nfinal loss: 1.875\nphase: done"
 RESULT = json.dumps({"accuracy": 0.91, "note": f"key={DEFAULT_SECRET_ACCESS_KEY}"})
 #: Summary fields that differ from job to job (its id and times).
 PER_JOB = {"job_id", "created_at", "running_at", "finished_at", "queue_seconds", "run_seconds",
-           "accelerator_seconds", "gpu_utilisation_mean", "gpu_utilisation_max"}  # fmt: skip
+           "accelerator_seconds", "gpu_utilisation_mean", "gpu_utilisation_max",
+           "try_series", "series_accelerator_seconds"}  # fmt: skip
 
 
 def pushed_by(output: str) -> dict[str, Any]:
