@@ -2,7 +2,9 @@
 
 ``python runs_driver.py DAGS_FOLDER CASES RESULTS.jsonl`` runs every case of the set
 ``CASES`` (``examples``, ``examples_v2`` or ``series``) and appends one JSON line per case
-to RESULTS.jsonl. ``examples_v2`` runs each example once on a connection that speaks v2.
+to RESULTS.jsonl. ``examples_v2`` runs each example once on a connection that speaks v2,
+and the retraining example twice, onto the online service its ``service`` step creates;
+``examples`` runs each example but the v2-only ones twice on v1.
 
 * ``dag.test()`` runs a DAG as Airflow does, with the trigger inline; on Airflow 3 with
   ``logical_date=None``, as a manual, API or asset-triggered run has none.
@@ -28,6 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: in_process_airflow
 
+from example_service import V2_ONLY_EXAMPLES, retraining_conf
 from in_process_airflow import build_execution_api_once
 
 from airflow_provider_aihc.emulator.server import EmulatorServer
@@ -42,7 +45,8 @@ EXAMPLES = (
 )
 #: case id -> (dag id, steps); a step is ``run`` (a new DAG run), ``clear`` (clear the
 #: last run and run it again), ``fault:<name>`` (queue the emulator faults of FAULTS) or
-#: ``waiting:<action>`` (once the next run's job is being watched, do ACTIONS[action]).
+#: ``waiting:<action>`` (once the next run's job is being watched, do ACTIONS[action]) or
+#: ``service`` (create the retraining example's service; later runs get its id as conf).
 SERIES = {
     "clear_succeeded": ("series_train", ["run", "clear"]),
     "clear_lost_answer": ("series_sync", ["run", "fault:lost", "clear"]),
@@ -56,6 +60,9 @@ SERIES = {
     "deleted_while_waiting": ("series_train", ["waiting:delete", "run"]),
     "unavailable_while_waiting": ("series_train", ["waiting:unavailable", "run"]),
 }
+#: Steps of an example on v2 other than one ``run``: the retraining example rolls a service
+#: that must exist, and runs twice (each run's checkpoints, model version and roll apart).
+V2_STEPS = {"aihc_scheduled_retraining": ["service", "run", "run"]}
 #: The create lands but its answer is lost, and the lookups after it fail: the try cannot
 #: tell, fails, and its retry must find the job of *its* series.
 FAULTS = {
@@ -143,9 +150,12 @@ def write_dags_on_airflow_3_0(bag: Any) -> None:
     bag.sync_to_db("dags-folder", None)
 
 
-def new_run(dag: Any) -> Any:
-    """One DAG run; on Airflow 3 without a logical date."""
-    return dag.test(logical_date=None) if AIRFLOW_V_3_0_PLUS else dag.test()
+def new_run(dag: Any, conf: dict[str, Any] | None) -> Any:
+    """One DAG run with the run conf ``conf`` (params it overrides); on Airflow 3 without
+    a logical date."""
+    if AIRFLOW_V_3_0_PLUS:
+        return dag.test(logical_date=None, run_conf=conf)
+    return dag.test(run_conf=conf)
 
 
 def clear(dag: Any, run: Any) -> None:
@@ -240,9 +250,12 @@ def describe(run: Any) -> dict[str, Any]:
 def run_case(dag: Any, steps: list[str], server: EmulatorServer) -> dict[str, Any]:
     server.backend.reset()
     runs: list[dict[str, Any]] = []
-    last, error = None, None
+    last, error, conf = None, None, None
     try:
         for step in steps:
+            if step == "service":
+                conf = retraining_conf()
+                continue
             if step.startswith("fault:"):
                 server.backend.add_fault(*FAULTS[step.split(":", 1)[1]])
                 continue
@@ -250,11 +263,20 @@ def run_case(dag: Any, steps: list[str], server: EmulatorServer) -> dict[str, An
                 while_waiting(server, step.split(":", 1)[1])
                 continue
             if step == "run":
-                last = new_run(dag)
+                last = new_run(dag, conf)
             else:
                 clear(dag, last)
                 last = drive(dag, last)
-            runs.append({"step": step, **describe(last), "jobs": server.backend.jobs()})
+            runs.append(
+                {
+                    "step": step,
+                    **describe(last),
+                    "jobs": server.backend.jobs(),
+                    "counts": server.backend.counts(),  # so far: each run's are the difference
+                    "models": server.backend.models(),
+                    "services": server.backend.services(),
+                }
+            )
     except BaseException as err:  # reported, never hidden
         error = "".join(traceback.format_exception(err))
     answered_503 = sum(server.backend.count(op, 503) for op in server.backend.counts())
@@ -278,8 +300,12 @@ def main() -> None:
     build_execution_api_once()
     bag = load_dags(folder)
     cases = {
-        "examples": {dag_id: (dag_id, ["run", "run"]) for dag_id in EXAMPLES},
-        "examples_v2": {dag_id: (dag_id, ["run"]) for dag_id in EXAMPLES},
+        "examples": {
+            dag_id: (dag_id, ["run", "run"])
+            for dag_id in EXAMPLES
+            if dag_id not in V2_ONLY_EXAMPLES
+        },
+        "examples_v2": {dag_id: (dag_id, V2_STEPS.get(dag_id, ["run"])) for dag_id in EXAMPLES},
     }.get(case_set, SERIES)
     for case_id, (dag_id, steps) in cases.items():
         started = time.monotonic()

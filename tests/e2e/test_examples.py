@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from e2e_paths import EXAMPLES_DIR
+from example_service import SERVICE_CONF
 
 pytestmark = pytest.mark.dagrun
 
@@ -34,20 +35,6 @@ def test_every_example_dag_parses_without_import_errors():
         "'aihc_orphan_sweep', 'aihc_scheduled_retraining', 'aihc_taskflow_retraining', "
         "'aihc_training_data_update']" in done.stdout
     )
-
-
-#: The online service the retraining example rolls (it exists before the DAG runs).
-SERVICE_CONF = {
-    "name": "clicks-ranker",
-    "acceleratorType": "A100",
-    "workloadType": "",
-    "instanceCount": 2,
-    "resourcePool": {"resourcePoolId": "cce-emulator0", "queueName": "default"},
-    "containers": [
-        {"name": "server", "cpus": 4, "memory": 16, "acceleratorCount": 1,
-         "image": {"imageType": 2, "imageUrl": "registry.example/ranker-server:1"}}
-    ],
-}  # fmt: skip
 
 
 def test_scheduled_retraining_closes_the_loop_onto_the_service(aihc_emulator, run_dag, monkeypatch):

@@ -8,6 +8,7 @@ import os
 
 import pytest
 from e2e_paths import EXAMPLES_DIR
+from example_service import V2_ONLY_EXAMPLES, retraining_conf
 
 from airflow_provider_aihc.emulator.pytest_plugin import CONN_ENV
 
@@ -41,7 +42,9 @@ def spoke_only_v2(server) -> bool:
     ],
 )
 def test_example_runs_on_v2(on_v2, run_dag, dag_id):
-    run = run_dag(dag_id, dags_folder=EXAMPLES_DIR, env=EXAMPLE_ENV)
+    # the v2-only retraining example rolls a service that exists before it runs
+    conf = json.dumps(retraining_conf()) if dag_id in V2_ONLY_EXAMPLES else None
+    run = run_dag(dag_id, dags_folder=EXAMPLES_DIR, env=EXAMPLE_ENV, conf=conf)
 
     assert run.succeeded, run.output[-4000:]
     assert spoke_only_v2(on_v2), on_v2.backend.requests[:5]

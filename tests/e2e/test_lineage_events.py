@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 from e2e_paths import EXAMPLES_DIR
+from example_service import retraining_conf
 
 from airflow_provider_aihc.emulator import DEFAULT_RESOURCE_POOL_ID, DEFAULT_SECRET_ACCESS_KEY
+from airflow_provider_aihc.emulator.pytest_plugin import CONN_ENV
 from airflow_provider_aihc.emulator.steering import scenarios
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 
@@ -182,12 +184,14 @@ def test_retraining_is_scheduled_on_the_data_the_producer_updates_or_weekly():
     assert [a.uri for a in retraining.get_task("promote").outlets] == [MODEL_URI]
 
 
-def _run_without_logical_date(dag_id: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run_without_logical_date(
+    dag_id: str, env: dict[str, str], conf: dict[str, Any]
+) -> subprocess.CompletedProcess[str]:
     """``dag.test(logical_date=None)``: how an asset-triggered run looks on Airflow 3."""
     script = (
         "from airflow.dag_processing.dagbag import DagBag\n"
         f"dag = DagBag({str(EXAMPLES_DIR)!r}).get_dag({dag_id!r})\n"
-        "run = dag.test(logical_date=None)\n"
+        f"run = dag.test(logical_date=None, run_conf={conf!r})\n"
         "print(f'RUN state={run.state} logical_date={run.logical_date}')\n"
     )
     environ = {**os.environ, "AIRFLOW__CORE__DAGS_FOLDER": str(EXAMPLES_DIR), **env}
@@ -196,16 +200,23 @@ def _run_without_logical_date(dag_id: str, env: dict[str, str]) -> subprocess.Co
     )
 
 
-def test_data_update_then_retraining_joins_data_training_and_model(aihc_emulator, run_dag, events):
+def test_data_update_then_retraining_joins_data_training_and_model(
+    aihc_emulator, run_dag, events, monkeypatch
+):
+    # The retraining is v2 only and rolls a service that exists before it runs.
+    monkeypatch.setenv(CONN_ENV, aihc_emulator.connection(api_version="v2").json)
+    conf = retraining_conf()
     env = _transport(events, **EXAMPLE_ENV)
     producer = run_dag("aihc_training_data_update", dags_folder=EXAMPLES_DIR, env=env)
     assert producer.succeeded, producer.output[-4000:]
     if AIRFLOW_V_3_0_PLUS:  # asset-triggered runs have no logical date, so no `ds`
-        done = _run_without_logical_date("aihc_scheduled_retraining", env)
+        done = _run_without_logical_date("aihc_scheduled_retraining", env, conf)
         output = done.stdout + done.stderr
         assert "RUN state=success logical_date=None" in output, output[-4000:]
     else:  # 2.11: a dataset-triggered run has a logical date like any other
-        retrain = run_dag("aihc_scheduled_retraining", dags_folder=EXAMPLES_DIR, env=env)
+        retrain = run_dag(
+            "aihc_scheduled_retraining", dags_folder=EXAMPLES_DIR, env=env, conf=json.dumps(conf)
+        )
         assert retrain.succeeded, retrain.output[-4000:]
 
     [job] = aihc_emulator.backend.jobs()
@@ -220,6 +231,10 @@ def test_data_update_then_retraining_joins_data_training_and_model(aihc_emulator
     assert _job_facet(wait, job, aihc_emulator.url)["status"] == "Succeeded"
     promote = events.end("aihc_scheduled_retraining", "promote")
     assert _datasets(promote["outputs"]) == [("pfs://pfs-7xWeAt", "/models/clicks-ranker")]
+    # ... by way of a model version, onto which the service rolled
+    for task_id in ("register_data", "register_model", "roll_service"):
+        assert events.end("aihc_scheduled_retraining", task_id)["eventType"] == "COMPLETE"
+    assert aihc_emulator.backend.count("ModifyService") == 1
     assert events.leaks() == []
 
 

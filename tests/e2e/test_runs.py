@@ -1,7 +1,8 @@
 """Every kind of run a user makes, as real DAG runs against the emulator.
 
 ``runs_driver.py`` runs them in one Airflow process per set: each example DAG twice in a
-row (on Airflow 3 without a logical date, as manual, API and asset-triggered runs are),
+row (on Airflow 3 without a logical date, as manual, API and asset-triggered runs are) on
+v1 but the v2-only retraining example, every example once on v2 and the retraining twice,
 and the test DAGs of ``dags/series.py`` through clears and retries with the try numbers
 Airflow itself gives (``clear_task_instances``, then the scheduling loop of ``dag.test``).
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 from e2e_paths import DAGS_DIR, EXAMPLES_DIR
+from example_service import V2_ONLY_EXAMPLES
 
 from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS
 
@@ -95,9 +97,11 @@ EXAMPLE_JOBS = {
     "aihc_llama2_seed_job": 1,
     "aihc_scheduled_retraining": 1,
 }
+#: Runs of each example on v2 (runs_driver.V2_STEPS): the v2-only ones run twice there.
+V2_RUNS = {"aihc_scheduled_retraining": 2}
 
 
-@pytest.mark.parametrize("dag_id", sorted(EXAMPLE_JOBS))
+@pytest.mark.parametrize("dag_id", sorted(set(EXAMPLE_JOBS) - set(V2_ONLY_EXAMPLES)))
 def test_every_example_succeeds_twice_in_a_row_without_a_logical_date(
     example_runs: Results, dag_id: str
 ) -> None:
@@ -124,34 +128,50 @@ def test_every_example_succeeds_on_a_v2_connection_speaking_only_v2(
     example_runs_v2: Results, dag_id: str
 ) -> None:
     """The examples, unchanged, on ``api_version: v2``: every request is a v2 action."""
-    [run] = example_runs_v2.runs(dag_id)
+    runs = example_runs_v2.runs(dag_id)
+    jobs = V2_RUNS.get(dag_id, 1) * EXAMPLE_JOBS[dag_id]
 
-    assert run["state"] == "success"
+    assert [run["state"] for run in runs] == ["success"] * V2_RUNS.get(dag_id, 1)
+    run = runs[-1]
     case = example_runs_v2.cases[dag_id]
     assert case["spoke_only_v2"], case["counts"]
-    assert case["counts"]["CreateJob"] == EXAMPLE_JOBS[dag_id]
+    assert case["counts"]["CreateJob"] == jobs
     if dag_id == "aihc_cleanup":
         assert run["jobs"] == []
         assert case["counts"]["DeleteJob"] == 1
     else:
-        assert len(run["jobs"]) == EXAMPLE_JOBS[dag_id]
+        assert len(run["jobs"]) == jobs
         assert {job["status"] for job in run["jobs"]} == {"Succeeded"}
         assert all(job["jobId"].startswith("job-") for job in run["jobs"])
 
 
-def test_the_retraining_example_keeps_each_run_apart_without_ds(example_runs: Results) -> None:
+def test_the_retraining_example_keeps_each_run_apart_without_ds(example_runs_v2: Results) -> None:
     """Without ``ds`` each run of the data-aware retraining still writes its own checkpoints
-    (the output path comes from the run id) and reads the training-data asset's path."""
-    _first, second = example_runs.runs("aihc_scheduled_retraining")
+    and registers its own model version (both paths come from the run id), reads the
+    training-data asset's path, and rolls the service once, onto its own version."""
+    first, second = example_runs_v2.runs("aihc_scheduled_retraining")
     outputs = []
     for job in second["jobs"]:  # the emulator's jobs after both runs: one each
-        command = job["body"]["jobSpec"]["command"]
+        command = job["body"]["command"]  # v2: the command is the body's, not jobSpec's
         outputs.append(command.split("--output ")[1].split()[0])
         sources = [source.get("sourcePath") for source in job["body"]["datasources"]]
         assert "/datasets/clicks" in sources
     assert len(outputs) == 2
     assert outputs[0] != outputs[1]
     assert all(output.startswith("/mnt/checkpoints/") for output in outputs)
+    # the example's RUN: the run id without ':' and '+'
+    parts = [run["run_id"].replace(":", "-").replace("+", "-") for run in (first, second)]
+    assert sorted(outputs) == sorted(f"/mnt/checkpoints/{part}" for part in parts)
+    [model] = second["models"]
+    assert sorted(version["storagePath"] for version in model["versions"]) == sorted(
+        f"/clicks-ranker/{part}" for part in parts
+    )
+    # one roll per run (ModifyService so far), each onto its own run's version
+    assert [run["counts"].get("ModifyService") for run in (first, second)] == [1, 2]
+    for run, part in zip((first, second), parts, strict=True):
+        [service] = run["services"]
+        envs = service["conf"]["containers"][0]["envs"]
+        assert envs["AIHC_MODEL_PATH"] == f"bos://clicks-models/clicks-ranker/{part}"
 
 
 def test_a_task_without_a_job_logs_no_missing_link_xcom(
