@@ -32,8 +32,11 @@ EXAMPLES: dict[str, tuple[str, str, list[int]]] = {
     "aihc_cleanup": ("train", "wait_for_training", [-1]),
     "aihc_hyperparameter_sweep": ("trial", "trial", [0, 1, 2]),
     "aihc_llama2_seed_job": ("pretrain_llama2_7b", "pretrain_llama2_7b", [-1]),
-    "aihc_scheduled_retraining": ("train", "wait_for_training", [-1]),
 }
+#: The examples left out here, and why: the retraining example closes the loop on AIHC's
+#: model registry and an online service, which only the v2 action API has (this
+#: deployment's connection is v1); tests/e2e runs it on v2, onto a service made first.
+V2_ONLY_EXAMPLES = {"aihc_scheduled_retraining": "v2 only (model registry, online service)"}
 #: Examples whose teardown deletes the job: the emulator forgets it (its record is gone).
 DELETES_ITS_JOB = {"aihc_cleanup"}
 #: The XCom key of a deferred wait's log position (the product's
@@ -88,6 +91,8 @@ def check(condition: bool, message: str) -> None:
 
 def examples(d: Deployment, table: Table) -> None:
     """Trigger every example DAG without a logical date, then with one; check each run."""
+    for dag_id, why in V2_ONLY_EXAMPLES.items():
+        print(f"deploy: not run here: {dag_id}: {why}", flush=True)
     for kind, label in (("no logical date", "s1-nodate"), ("with logical date", "s1-dated")):
         runs = {}
         for dag_id in EXAMPLES:
