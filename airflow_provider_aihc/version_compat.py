@@ -127,9 +127,10 @@ async def aget_connection(conn_id: str) -> Any:
 async def aget_task_state(dag_id: str, task_id: str, run_id: str, map_index: int) -> str | None:
     """A task instance's state as the metadata DB holds it now, read off the event loop.
 
-    For triggers on Airflow < 3.3, which must tell a user's mark-failed or clear (the task
-    instance left ``deferred``) from a mere triggerer restart (it is still ``deferred``).
-    3.0-3.2 ask the execution API through the triggerer's supervisor; 2.x reads the DB.
+    For triggers, which must tell a user's mark-failed or clear (the task instance left
+    ``deferred``) from a triggerer restart or a handover to another triggerer (it is still
+    ``deferred``): in ``cleanup`` before Airflow 3.3, in ``on_kill`` from 3.3.  3.x asks the
+    execution API through the triggerer's supervisor (``GetTaskStates``); 2.x reads the DB.
     """
     from asgiref.sync import sync_to_async
 

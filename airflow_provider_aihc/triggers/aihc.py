@@ -51,8 +51,8 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
 
     When the task is killed while deferred (marked failed or cleared), the job is stopped
     if ``cancel_on_kill``: on Airflow >= 3.3 through :meth:`on_kill`; before, through
-    :meth:`cleanup`, which stops the job only when the task instance has left ``deferred``,
-    so that a triggerer restart or shutdown never stops a job.
+    :meth:`cleanup`.  Both stop the job only when the task instance has left ``deferred``,
+    so that a triggerer restart, shutdown or handover never stops a job.
 
     :param job_id: the job.
     :param resource_pool_id: its pool; ``None`` = the connection's.
@@ -250,17 +250,39 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         )
 
     async def on_kill(self) -> None:
-        """Airflow >= 3.3: the task was killed by a user while deferred."""
+        """Airflow >= 3.3: the triggerer says the task was killed by a user while deferred.
+
+        It says so for a trigger it merely lost, too: Airflow 3.3's triggerer cancels every
+        trigger it runs that the database no longer assigns to it with the same "user
+        action" message (``TriggerRunnerSupervisor.update_triggers``; apache/airflow PR
+        #73454), and a trigger handed over to another triggerer (this one's heartbeat
+        lapsed, say under load) is one of them.  Its task is still ``deferred`` and the
+        other triggerer watches the job, so the job is stopped only when the task has left
+        ``deferred``; a state that cannot be read keeps the job running (the orphan sweep
+        stops it if its task has in fact ended).
+        """
         if self.cancel_on_kill and not self._fired:
-            await self._stop_job_shielded("its task was killed")
+            await self._stop_unless_still_deferred(stop_when_unasked=True)
 
     async def cleanup(self) -> None:
         """Airflow < 3.3: stop the job if the trigger is removed because its task left
         ``deferred`` (marked failed, cleared), never on a triggerer restart."""
         if AIRFLOW_V_3_3_PLUS or self._fired or not self.cancel_on_kill:
             return
+        await self._stop_unless_still_deferred(stop_when_unasked=False)
+
+    async def _stop_unless_still_deferred(self, *, stop_when_unasked: bool) -> None:
+        """Stop the job unless its task instance is still ``deferred``.
+
+        :param stop_when_unasked: what to do when there is no task instance to ask (the
+            trigger run outside a triggerer, as in tests and ``airflow dags test``):
+            ``on_kill`` is only ever called for a kill, so it stops; ``cleanup`` runs on
+            every removal, so it does not.
+        """
         ti = self.task_instance
-        if ti is None:  # not run by a triggerer (tests, `airflow dags test`)
+        if ti is None:
+            if stop_when_unasked:
+                await self._stop_job_shielded("its task was killed")
             return
         try:
             state = await aget_task_state(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
@@ -274,8 +296,8 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             return
         if state == DEFERRED:
             self.log.info(
-                "Trigger removed while its task is still deferred (triggerer restart or "
-                "shutdown); AIHC job %s keeps running",
+                "Trigger removed while its task is still deferred (triggerer restart, "
+                "shutdown or handover to another triggerer); AIHC job %s keeps running",
                 self.job_id,
             )
             return

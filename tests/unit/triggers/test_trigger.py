@@ -311,34 +311,56 @@ class TaskInstanceKey:
     dag_id, task_id, run_id, map_index = "dag", "wait", "run-1", -1
 
 
+@pytest.mark.parametrize("removal", ["cleanup-before-3.3", "on_kill-3.3"])
 @pytest.mark.parametrize(
     ("state", "stopped"),
     [("deferred", False), ("failed", True), (None, True), ("scheduled", True)],
-    ids=["triggerer-restart", "marked-failed", "cleared", "cleared-and-requeued"],
+    ids=["restart-or-handover", "marked-failed", "cleared", "cleared-and-requeued"],
 )
-async def test_cleanup_before_airflow_3_3_stops_only_when_the_task_left_deferred(
+async def test_a_removed_trigger_stops_its_job_only_when_the_task_left_deferred(
     aihc_emulator: EmulatorServer,
     create: Callable[..., str],
     monkeypatch: pytest.MonkeyPatch,
     state: str | None,
     stopped: bool,
+    removal: str,
 ) -> None:
+    """Before 3.3 ``cleanup`` runs on every removal; from 3.3 ``on_kill`` runs for a user's
+    action and also for a trigger handed over to another triggerer, whose task is still
+    ``deferred`` (the cause of the storm's "Trigger cancelled by user action" after a
+    triggerer's heartbeat lapsed): in both, a still-deferred task keeps its job."""
     aihc_emulator.backend.add_script(scenarios.HoldJob(status="Running"))
-    job_id = create("cleanup")
+    job_id = create("removed")
     asked: list[tuple[str, str, str, int]] = []
 
     async def task_state(*key: Any) -> str | None:
         asked.append(key)
         return state
 
-    monkeypatch.setattr(trigger_module, "AIRFLOW_V_3_3_PLUS", False)
+    monkeypatch.setattr(trigger_module, "AIRFLOW_V_3_3_PLUS", removal == "on_kill-3.3")
     monkeypatch.setattr(trigger_module, "aget_task_state", task_state)
     trigger = AIHCJobTrigger(job_id, POOL, **FAST)
     trigger.task_instance = TaskInstanceKey()
-    await trigger.cleanup()
+    await (trigger.on_kill() if removal == "on_kill-3.3" else trigger.cleanup())
     assert asked == [("dag", "wait", "run-1", -1)]
     expected = "ManualTermination" if stopped else "Created"
     assert aihc_emulator.backend.job(job_id)["status"] == expected
+
+
+async def test_on_kill_keeps_the_job_when_the_task_state_cannot_be_read(
+    aihc_emulator: EmulatorServer, create: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kill that cannot be told from a handover leaves the job to the orphan sweep."""
+    job_id = create("unreadable")
+
+    async def unreadable(*key: Any) -> str | None:
+        raise ConnectionError("supervisor gone")
+
+    monkeypatch.setattr(trigger_module, "aget_task_state", unreadable)
+    trigger = AIHCJobTrigger(job_id, POOL, **FAST)
+    trigger.task_instance = TaskInstanceKey()
+    await trigger.on_kill()
+    assert aihc_emulator.backend.count("StopJob") == 0
 
 
 async def test_cleanup_does_nothing_after_the_event_or_on_airflow_3_3(
