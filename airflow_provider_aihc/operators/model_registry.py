@@ -47,6 +47,16 @@ CREATE_DATASET_KEYS = {
     "visibility_scope": "visibilityScope",
     "description": "description",
 }
+#: The keys CreateDataset requires that have no default here (``visibilityScope`` has one).
+CREATE_DATASET_REQUIRED = ("storage_type", "storage_instance", "import_format")
+#: The values CreateDataset allows (bce-openapi-meta ``schema/aihc/CreateDataset.json``:
+#: ``storageType`` "可选项：PFS、BOS", ``importFormat`` "FILE：文件 FOLDER：文件夹",
+#: ``visibilityScope`` ALL_PEOPLE | ONLY_OWNER | USER_GROUP).
+CREATE_DATASET_CHOICES = {
+    "storage_type": ("PFS", "BOS"),
+    "import_format": ("FILE", "FOLDER"),
+    "visibility_scope": ("ALL_PEOPLE", "ONLY_OWNER", "USER_GROUP"),
+}
 
 
 @dataclass(frozen=True)
@@ -85,6 +95,29 @@ class _RegistryOperator(BaseOperator):
         return exact[0].id if exact else None
 
 
+def _create_dataset_problems(given: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What is wrong with a given ``create_dataset``, found before any request: whether the
+    dataset exists is known only after a lookup, so a ``create_dataset`` that could not
+    create it must fail before that lookup, not after.  An empty one is checked only when
+    the dataset turns out to be missing (it may exist)."""
+    if not given:
+        return []
+    unknown = sorted(set(given) - set(CREATE_DATASET_KEYS))
+    if unknown:
+        return [("create_dataset", f"unknown keys {unknown}; takes {sorted(CREATE_DATASET_KEYS)}")]
+    problems = [
+        (f"create_dataset.{key}", "is required to create a dataset")
+        for key in CREATE_DATASET_REQUIRED
+        if not given.get(key)
+    ]
+    for key, allowed in CREATE_DATASET_CHOICES.items():
+        if key in given and given[key] not in allowed:
+            choices = ", ".join(allowed)
+            problem = f"must be one of {choices}; got {given[key]!r}"
+            problems.append((f"create_dataset.{key}", problem))
+    return problems
+
+
 def _needs_one(
     id_value: str | None, name_value: str | None, id_field: str, name_field: str
 ) -> None:
@@ -117,6 +150,9 @@ class AIHCCreateDatasetVersionOperator(_RegistryOperator):
         (``PFS`` | ``BOS``), ``storage_instance`` (the PFS or BOS instance id),
         ``import_format`` (``FILE`` | ``FOLDER``), ``visibility_scope`` (default
         ``ONLY_OWNER``) and ``description``; required when the dataset may not exist yet.
+        A given one is checked whole before any request (its first three keys are
+        required); without one, a missing dataset fails the task after the lookup that
+        finds it missing, and nothing is created.
     :param aihc_conn_id: the ``aihc`` connection (``api_version`` v2).
     """
 
@@ -152,11 +188,7 @@ class AIHCCreateDatasetVersionOperator(_RegistryOperator):
             value = getattr(self, field)
             if not isinstance(value, str) or not value.strip():
                 problems.append((field, f"must be a non-empty path; got {value!r}"))
-        unknown = sorted(set(self.create_dataset) - set(CREATE_DATASET_KEYS))
-        if unknown:
-            problems.append(
-                ("create_dataset", f"unknown keys {unknown}; takes {sorted(CREATE_DATASET_KEYS)}")
-            )
+        problems += _create_dataset_problems(self.create_dataset)
         raise_problems(problems, "dataset version")
 
     def execute(self, context: Context) -> dict[str, Any]:
@@ -195,8 +227,7 @@ class AIHCCreateDatasetVersionOperator(_RegistryOperator):
 
         given = {CREATE_DATASET_KEYS[k]: v for k, v in self.create_dataset.items()}
         body: dict[str, Any] = {**DATASET_DEFAULTS, **given, "name": self.dataset_name}
-        missing = [k for k in ("storage_type", "storage_instance", "import_format")
-                   if not body.get(CREATE_DATASET_KEYS[k])]  # fmt: skip
+        missing = [k for k in CREATE_DATASET_REQUIRED if not body.get(CREATE_DATASET_KEYS[k])]
         if missing:
             raise AIHCValidationError(
                 [(f"create_dataset.{k}", f"is needed to create dataset {self.dataset_name!r}, "

@@ -136,6 +136,23 @@ def test_a_v1_connection_is_refused_before_any_request(
     assert total(aihc_emulator) == 0
 
 
+def test_a_bad_create_dataset_names_the_allowed_values() -> None:
+    op = _dataset_op(create_dataset={**NEW_DATASET, "import_format": "ZIP"})
+    with pytest.raises(AIHCValidationError, match="must be one of FILE, FOLDER; got 'ZIP'"):
+        op._check()
+
+
+def test_without_create_dataset_a_missing_dataset_fails_after_the_lookup_creating_nothing(
+    registry: EmulatorServer,
+) -> None:
+    """Whether the dataset exists is known only after DescribeDatasets: without
+    ``create_dataset`` that one lookup is sent, and nothing is created."""
+    with pytest.raises(AIHCValidationError, match=r"create_dataset\.storage_type"):
+        _dataset_op(create_dataset=None).execute(context_of(TaskInstanceStub()))
+    assert sent(registry, "DescribeDatasets") == 1
+    assert sent(registry, "CreateDataset") == 0
+
+
 @pytest.mark.parametrize(
     ("op", "field"),
     [
@@ -144,6 +161,19 @@ def test_a_v1_connection_is_refused_before_any_request(
         (lambda: _model_op(model_id="m-1"), "model_id / model_name"),
         (lambda: _dataset_op(dataset_name="no way"), "dataset_name"),
         (lambda: _dataset_op(mount_path=""), "mount_path"),
+        (
+            lambda: _dataset_op(create_dataset={"storage_type": "PFS", "storage_instance": "p"}),
+            "create_dataset.import_format",
+        ),
+        (
+            lambda: _dataset_op(create_dataset={**NEW_DATASET, "storage_type": "NFS"}),
+            "create_dataset.storage_type",
+        ),
+        (
+            lambda: _dataset_op(create_dataset={**NEW_DATASET, "visibility_scope": "PUBLIC"}),
+            "create_dataset.visibility_scope",
+        ),
+        (lambda: _dataset_op(create_dataset={"bucket": "b"}), "create_dataset"),
     ],
 )
 def test_bad_input_names_the_field_before_any_request(
@@ -153,6 +183,6 @@ def test_bad_input_names_the_field_before_any_request(
     with pytest.raises(AIHCValidationError, match=field.split(" ")[0]) as refused:
         op().execute(context_of(TaskInstanceStub()))  # type: ignore[operator]
     # The message names what was about to be sent, never a job.
-    subject = "dataset" if field in ("dataset_name", "mount_path") else "model"
+    subject = "dataset" if field.startswith(("dataset_name", "mount_path", "create")) else "model"
     assert str(refused.value).startswith(f"Invalid AIHC {subject}")
     assert total(aihc_emulator) == 0
