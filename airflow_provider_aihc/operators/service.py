@@ -337,9 +337,15 @@ class AIHCUpdateServiceOperator(ServiceOperator):
         if self.on_failure != "revert":
             return
         if previous_conf is None:
+            # AIHC's changelog records carry no configuration (bce-sdk-go inference/v2
+            # models.go: changeId, prev, changeType, description, creator, createdAt), and
+            # Airflow clears a task's XComs at each try: what the earlier try replaced is
+            # known nowhere this try can read.  The user gets the change to undo by hand.
             self.log.warning(
-                "Rollout of AIHC service %s failed; not reverted: the change was sent by an "
-                "earlier try, whose previous configuration is unknown here", self.service_id,
+                "Rollout of AIHC service %s failed; not reverted: change %s was sent by an "
+                "earlier try, and what it replaced is not known to this one (AIHC's change "
+                "records carry no configuration); revert it in AIHC's change history of the "
+                "service", self.service_id, result.get("change_id") or "(not found)",
             )  # fmt: skip
             return
         from airflow_provider_aihc.models.service_requests import with_secrets_of

@@ -175,6 +175,32 @@ def test_a_stuck_rollout_fails_early_with_the_reason_and_reverts_when_asked(
         assert sent(services, "ModifyService") == 1
 
 
+def test_a_later_try_does_not_revert_a_change_an_earlier_try_sent_and_names_it(
+    services: EmulatorServer,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The first try sent the roll and ended before it could revert (here: it did not ask
+    to; a killed worker is the same); the retry finds the new configuration live, sends
+    nothing, and on the failed rollout cannot know what to put back: it names the change
+    to undo instead of sending a guess."""
+    service_id = _deployed()
+    services.backend.add_script(scenarios.StuckRollout(match="ranker", reason="CrashLoopBackOff"))
+    ti = TaskInstanceStub(task_id="roll")
+    broken = {"image": "registry.example/ranker:broken", "on_failure": "revert"}
+    with pytest.raises(AIHCServiceRolloutError):
+        _update(service_id, **{**broken, "on_failure": "fail"}).execute(context_of(ti))
+    first_change = ti.xcom["change_id"]
+    assert first_change
+    with caplog.at_level(logging.INFO), pytest.raises(AIHCServiceRolloutError):
+        _update(service_id, **broken).execute(context_of(ti.retry()))
+    logged = caplog.text + capsys.readouterr().out  # Airflow 3 logs to stdout
+    assert f"not reverted: change {first_change} was sent by an earlier try" in logged
+    assert sent(services, "ModifyService") == 1  # the roll, once; no guessed revert
+    live = AIHCHook().get_service(service_id).service
+    assert live["containers"][0]["image"]["imageUrl"] == "registry.example/ranker:broken"
+
+
 def test_scale_sets_the_count_and_waits(services: EmulatorServer) -> None:
     service_id = _deployed()
     for _ in range(2):  # absolute: a second send changes nothing
