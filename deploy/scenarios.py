@@ -7,6 +7,7 @@ task instance are every CreateJob that made a job for it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -229,6 +230,81 @@ def triggerer_takeover(d: Deployment, services: Services) -> str:
     check(state == "success" and ti["try_number"] == 1 and len(jobs) == 1, seen)
     check(not problems, f"{'; '.join(problems)} ({seen})")
     return seen
+
+
+def triggerer_handover(d: Deployment, services: Services) -> str:
+    """Pause (SIGSTOP) the triggerer running a deferred wait past the health-check threshold:
+    the other takes the trigger over; when the paused one goes on, Airflow 3.3 cancels its
+    copy as if a user had acted ("Trigger cancelled by user action", apache/airflow PR
+    #73454), and the trigger's ``on_kill`` must leave the job running: its task is still
+    deferred, and the other triggerer watches it to its end (one job, try 1).
+    """
+    dag_id, task_id = "deploy_takeover", "takeover"
+    for name in TRIGGERERS:  # scenario 2 leaves its victim dead
+        if not services.get(name).alive():
+            services.restart(services.get(name))
+    d.emulator.script(kind="hold", status="Running", match="takeover")
+    rid = d.airflow.trigger(dag_id, run_id("s2b"), None)["dag_run_id"]
+    d.airflow.wait_ti(dag_id, rid, task_id, {"deferred"}, 120)
+    job = _running_job(d, dag_id, rid, task_id)
+    wait_for(lambda: len(_lines(d, dag_id, rid, task_id)) >= 5, 90, "the job's first lines")
+    owner = _trigger_owner(d, services, dag_id, rid, task_id)
+    other = next(s for s in services.started if s.name in TRIGGERERS and s is not owner)
+    paused = owner.pids()
+    paused_at = time.time()
+    for pid in paused:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        wait_for(
+            lambda: _runs_trigger(other, d, dag_id, rid, task_id),
+            TAKEOVER_SECONDS + 120,
+            "the other triggerer taking the trigger over",
+        )
+    finally:
+        for pid in paused:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
+    taken = time.time() - paused_at
+
+    said: list[str] = []
+
+    def dropped() -> bool:  # by either triggerer: the two may swap the trigger more than once
+        said[:] = [
+            line for line in _trigger_log_lines(d, dag_id, rid, task_id)
+            if "cancelled by user action" in line or "keeps running" in line
+        ]  # fmt: skip
+        return any("keeps running" in line for line in said)
+
+    wait_for(dropped, 120, "a triggerer's copy of the trigger cancelled 'by user action'")
+    check(
+        any("cancelled by user action" in line for line in said),
+        f"no 'Trigger cancelled by user action' in the trigger logs: {said}",
+    )
+    time.sleep(10)  # time for a wrong on_kill's StopJob to land
+    status = d.emulator.jobs_of(dag_id, rid, task_id)[0]["status"]
+    check(status == "Running", f"the job is {status} after {owner.name}'s on_kill")
+    d.emulator.set_status(job["jobId"], "Succeeded")
+    state = d.airflow.wait_run(dag_id, rid, 120)
+    ti = d.airflow.task_instance(dag_id, rid, task_id)
+    jobs = d.emulator.jobs_of(dag_id, rid, task_id)
+    seen = (
+        f"paused {owner.name} for {taken:.0f} s until {other.name} took over; then a copy of "
+        f"the trigger was cancelled 'by user action' and its on_kill left the job {status}; "
+        f"run {state} at try {ti['try_number']}; {len(jobs)} job(s)"
+    )
+    check(state == "success" and ti["try_number"] == 1 and len(jobs) == 1, seen)
+    return seen
+
+
+def _trigger_log_lines(d: Deployment, dag_id: str, rid: str, task_id: str) -> list[str]:
+    """The lines of try 1's trigger log files, one per triggerer that ran the trigger
+    (``attempt=1.log.trigger.<triggerer job id>.log``, Airflow 3's file task handler):
+    read from disk, since a triggerer that starts the trigger again rewrites its file."""
+    folder = d.build / "airflow-home" / "logs" / f"dag_id={dag_id}" / f"run_id={rid}"
+    lines: list[str] = []
+    for path in sorted((folder / f"task_id={task_id}").glob("attempt=1.log.trigger.*.log")):
+        lines += path.read_text(errors="replace").splitlines()
+    return lines
 
 
 def _lines(d: Deployment, dag_id: str, rid: str, task_id: str) -> list[str]:
@@ -553,7 +629,7 @@ def run_all(d: Deployment, services: Services, table: Table, only: set[str]) -> 
     """Every scenario, in an order that keeps crashes apart from other work.
 
     :param only: names (``examples``, ``ui``, ``retries``, ``kills``, ``takeover``,
-        ``sweep``, ``worker``) to run; empty = all.
+        ``handover``, ``sweep``, ``worker``) to run; empty = all.
     """
 
     def wanted(name: str) -> bool:
@@ -580,6 +656,9 @@ def run_all(d: Deployment, services: Services, table: Table, only: set[str]) -> 
     checks = {
         "takeover": ("scenario 2: triggerer takeover", "2 SIGKILLed triggerer, the other "
                      "takes over", lambda: triggerer_takeover(d, services)),
+        "handover": ("scenario 2b: triggerer handover", "2b a paused triggerer resumes after "
+                     "a takeover; its on_kill leaves the job",
+                     lambda: triggerer_handover(d, services)),
         "sweep": ("scenario 7: the orphan sweep", "7 the sweep stops what no on_kill stopped, "
                   "and nothing else", lambda: sweep_stops_orphans(d, services)),
         "worker": ("scenario 3: worker crash mid-create", "3 SIGKILLed worker, the retry "
