@@ -23,15 +23,17 @@ no problem is reported: a job AIHC might accept is never refused on a guess.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import AIHCApiError, AIHCError, AIHCRefusedError
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
+    from airflow_provider_aihc.models.pool import Queue
     from airflow_provider_aihc.models.request import CreateJobRequest
 
-__all__ = ["names_a_resource", "refusal", "resource_name_problems"]
+__all__ = ["names_a_resource", "read_queue", "refusal", "resource_name_problems"]
 
 BAD_REQUEST_STATUS = 400
 
@@ -52,12 +54,12 @@ def resource_name_problems(
 
     asked = [
         (index, resource.name)
-        for index, resource in enumerate(request.resources or ())
+        for index, resource in enumerate(request.job_spec.resources or ())
         if is_accelerator(resource.name)
     ]
     if not asked:
         return []  # no accelerator asked for: no read
-    offered = hook.get_queue(request.queue, pool).accelerators
+    offered = read_queue(hook, pool, request.queue).accelerators
     if not offered:
         return []
     where = f"queue {request.queue!r} of resource pool {pool!r}"
@@ -71,15 +73,43 @@ def resource_name_problems(
     ]
 
 
+def read_queue(hook: AIHCHook, pool: str, queue: str) -> Queue:
+    """The job's queue, in one read: v1 ``GetQueue`` by the pool and the queue's name (or
+    id); v2 ``DescribeQueue`` takes a queue id alone (bce-sdk-go
+    ``services/aihc/v2/queue/client.go:27-38``), which a managed pool's job names, while a
+    self-managed pool's job names its queue: there the pool's ``DescribeQueues`` (a tree,
+    unpaged: ``services/aihc/v2/api/queue.go:30``) is searched by name or id.
+
+    :raises AIHCError: the queue could not be read, or the pool has none so named.
+    """
+    if hook.dialect.name != "v2" or hook.is_managed_pool(pool):
+        return hook.get_queue(queue, pool)
+    found = _find(hook.list_queues(pool), queue)
+    if found is None:
+        raise AIHCError(f"AIHC DescribeQueues lists no queue {queue!r} in resource pool {pool!r}")
+    return found
+
+
+def _find(queues: Iterable[Queue], queue: str) -> Queue | None:
+    """The queue named or identified ``queue``, among ``queues`` and their children."""
+    for candidate in queues:
+        if queue in (candidate.name, candidate.queue_id):
+            return candidate
+        if (child := _find(candidate.children, queue)) is not None:
+            return child
+    return None
+
+
 def names_a_resource(error: AIHCApiError, request: CreateJobRequest) -> bool:
     """Whether a refused create may be about a resource name: a 400 from CreateJob whose
-    message names one of the job's resources or says ``resource`` (AIHC's wording of such
-    a refusal is not documented; the emulator's names the resource)."""
+    message names one of the job's resources or the field, ``resources`` (AIHC's wording
+    of such a refusal is not documented; the emulator's names both), not one about the
+    queue or the ``resource pool``."""
     if error.operation != "CreateJob" or error.status != BAD_REQUEST_STATUS:
         return False
     message = (error.message or "").lower()
-    names = (resource.name.lower() for resource in request.resources or ())
-    return "resource" in message or any(name in message for name in names)
+    names = (resource.name.lower() for resource in request.job_spec.resources or ())
+    return "resources" in message or any(name in message for name in names)
 
 
 def refusal(

@@ -6,10 +6,11 @@ actions ``{totalCount, resourcePools}`` and ``{totalCount, queues}``.
 Built from the state's pools and queues (``state/pools.py``), as the v1 dialect's are.
 Quantities are ``ResourceAmount`` strings (``milliCPUcores``, ``memoryGi``,
 ``acceleratorCardList[{acceleratorCount, acceleratorType}]``: ``resourcepool.go:304-307``).
-A queue's quota names its pool's cards (``state/samples.py`` ``queue_quota``); that a card's
-``acceleratorType`` is the resource name a job asks for (``baidu.com/a800_80g_cgpu``) is
-inferred.  Inferred: a pool's ``type`` (``common`` for self-managed, ``dedicatedV2`` for managed, the
-``resourcePoolType`` filter values), a self-managed queue's ``queueId`` equal to its name.
+A queue's quota names its pool's cards (``state/samples.py`` ``queue_quota``).  Inferred: a
+card's ``acceleratorType`` being the resource name a job asks for
+(``baidu.com/a800_80g_cgpu``), a pool's ``type`` (``common`` for self-managed,
+``dedicatedV2`` for managed, the ``resourcePoolType`` filter values), a self-managed
+queue's ``queueId`` equal to its name.
 """
 
 from __future__ import annotations
