@@ -173,7 +173,11 @@ class Queue(_ResponseModel):
 
     name: Str = ""
     """Queue name (what a self-managed pool's jobs put in ``queue``)."""
-    queue_id: Str = ""
+    queue_id: Str = Field(
+        default="",
+        validation_alias=AliasChoices("queueId", "queueID", "queue_id"),
+        serialization_alias="queueId",
+    )
     """Queue id, ``aihcq-…``: what a managed pool's jobs put in ``queue`` (v2 ``queueId``,
     bce-sdk-go ``services/aihc/v2/api/queue.go:50``; v1 defines none, ``""`` there)."""
     state: Str = ""
