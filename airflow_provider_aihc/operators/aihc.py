@@ -322,8 +322,8 @@ class AIHCCreateJobOperator(BaseOperator):
     def validate(
         self, context: Mapping[str, Any] | None = None, *, against_pool: bool = False
     ) -> dict[str, Any]:
-        """Check the request this task would send, and send nothing: a dry run for a DAG's
-        tests or CI (docs/testing.md).
+        """Check the request this task would send, without sending it: a dry run for a
+        DAG's tests or CI (docs/testing.md).
 
         The templated parameters are rendered with ``context`` over a stand-in for a manual
         run now (``params`` at their defaults, ``ds``, ``ts``, ``logical_date``,
