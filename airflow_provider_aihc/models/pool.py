@@ -3,6 +3,16 @@
 
 ``GET /api/v1/resourcepools[/{id}]`` and ``GET /api/v1/resourcepools/{id}/queue[/{name}]``;
 fields follow bce-sdk-go ``services/aihc/api/v1``.  Unknown fields are kept.
+
+The accelerator names a pool or queue offers (what a job's ``resources[].name`` may ask
+for) come from: a v1 pool's ``status.gpuDetail[].gpuDescriptor`` ("GPU/NPU 资源描述符",
+bce-sdk-go ``services/aihc/api/v1/resourcePool.go:57``, ``:69-73``); a v1 queue's
+``capability`` keys (``ResourceList``, a map of resource name to quantity: ``api/v1/queue.go:55``,
+``:81``; the aihc CLI 1.1.1 reads GPU names such as ``baidu.com/a800_80g_cgpu`` from them,
+``aihc_cli_py/resourcepool_queue.py:8-24``, ``:136-147``); a v2 queue's
+``capability.acceleratorCardList[].acceleratorType`` (``services/aihc/v2/api/queue.go:71``,
+``:85-89``), read into the same map (``hooks/dialects/v2_answers.py``).  That
+``acceleratorType`` is the resource name a job asks for is inferred: no source says so.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from airflow_provider_aihc.models._lenient import AnyMap, Int, Str, Timestamp
 
 __all__ = [
     "MANAGED_POOL_TYPES",
+    "GpuDetail",
     "Queue",
     "QueueList",
     "ResourcePool",
@@ -27,6 +38,7 @@ __all__ = [
     "ResourcePoolSpec",
     "ResourcePoolStatus",
     "UsageCount",
+    "is_accelerator",
 ]
 
 
@@ -41,6 +53,13 @@ def _unwrap(data: object, wrapper: str, own_key: str) -> object:
     if isinstance(data, Mapping) and isinstance(data.get(wrapper), Mapping) and own_key not in data:
         return data[wrapper]
     return data
+
+
+def is_accelerator(name: str) -> bool:
+    """Whether a resource name is an accelerator's: an extended (domain-prefixed) name
+    other than the RDMA NICs' (``baidu.com/a800_80g_cgpu``, ``nvidia.com/gpu``, a Kunlun
+    XPU's), not ``cpu``, ``memory``, ``sharedMemory`` or ``rdma/hca``."""
+    return "/" in name and not name.startswith("rdma/")
 
 
 class ResourcePoolMetadata(_ResponseModel):
@@ -72,11 +91,25 @@ class UsageCount(_ResponseModel):
     """How many are allocated."""
 
 
+class GpuDetail(_ResponseModel):
+    """One kind of accelerator card of a v1 pool (bce-sdk-go ``api/v1/resourcePool.go:69-73``)."""
+
+    gpu_descriptor: Str = ""
+    """The card's resource descriptor, the name a job's ``resources`` asks for
+    (``baidu.com/a800_80g_cgpu``)."""
+    total: Int = 0
+    """How many such cards the pool has."""
+    used: Int = 0
+    """How many are allocated."""
+
+
 class ResourcePoolStatus(_ResponseModel):
     """State of a resource pool."""
 
     phase: Str = ""
     """Pool phase: ``pending``, ``running``, ``deleting``, ..."""
+    gpu_detail: Annotated[list[GpuDetail], _EMPTY_OK] = Field(default_factory=list)
+    """Its cards by kind (v1 only; ``api/v1/resourcePool.go:57``)."""
     gpu_count: Annotated[UsageCount, _OBJECT_OK] = Field(default_factory=UsageCount)
     """Accelerator cards (GPU, Kunlun, Ascend): total and allocated."""
     node_count: Annotated[UsageCount, _OBJECT_OK] = Field(default_factory=UsageCount)
@@ -114,6 +147,13 @@ class ResourcePool(_ResponseModel):
         """Whether AIHC reports the pool as managed (:data:`MANAGED_POOL_TYPES`)."""
         return self.type in MANAGED_POOL_TYPES
 
+    @property
+    def accelerators(self) -> tuple[str, ...]:
+        """The accelerator names the pool's nodes offer (``status.gpuDetail``), in order;
+        empty when AIHC did not say (a v2 pool carries no cards: read its queue)."""
+        names = (detail.gpu_descriptor for detail in self.status.gpu_detail)
+        return tuple(dict.fromkeys(name for name in names if name))
+
 
 class ResourcePoolList(_ResponseModel):
     """Result of list-resource-pools."""
@@ -133,6 +173,13 @@ class Queue(_ResponseModel):
 
     name: Str = ""
     """Queue name (what a self-managed pool's jobs put in ``queue``)."""
+    queue_id: Str = Field(
+        default="",
+        validation_alias=AliasChoices("queueId", "queueID", "queue_id"),
+        serialization_alias="queueId",
+    )
+    """Queue id, ``aihcq-…``: what a managed pool's jobs put in ``queue`` (v2 ``queueId``,
+    bce-sdk-go ``services/aihc/v2/api/queue.go:50``; v1 defines none, ``""`` there)."""
     state: Str = ""
     """``Open`` or ``Close``."""
     queue_type: Str = ""
@@ -151,6 +198,13 @@ class Queue(_ResponseModel):
     def _unwrap(cls, data: object) -> object:
         """Accept get-queue's ``{"queue": {...}}`` as well as the queue itself."""
         return _unwrap(data, "queue", "name")
+
+    @property
+    def accelerators(self) -> tuple[str, ...]:
+        """The accelerator names of the queue's quota (``capability``), in order: the
+        resource names its jobs may ask for beside CPU and memory (told by
+        :func:`is_accelerator`)."""
+        return tuple(str(name) for name in self.capability if is_accelerator(str(name)))
 
 
 class QueueList(_ResponseModel):

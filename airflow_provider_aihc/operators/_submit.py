@@ -31,7 +31,8 @@ replaced by a fresh one only the secret's holder can derive (``TaskIdentity.fres
 What no retry can change fails the task at once, without retries
 (:class:`~airflow_provider_aihc.exceptions.AIHCRefusedError`): a 400, a refused
 credential (401/403), and a ``409`` for a name that a job of another task instance, or of
-an earlier series of this one, holds.
+an earlier series of this one, holds.  A create refused with a 400 about a resource reads
+the job's queue once, to say which accelerator it does not offer (``_resource_names.py``).
 """
 
 from __future__ import annotations
@@ -134,11 +135,17 @@ class JobSubmitter:
 
         :raises AIHCRefusedError: AIHC refused for a reason no retry changes.
         """
+        from airflow_provider_aihc.operators._resource_names import refusal
+
         try:
             return self._submit(request)
         except AIHCApiError as err:
-            if isinstance(err, AIHCAuthError) or err.status == BAD_REQUEST_STATUS:
+            if isinstance(err, AIHCAuthError):
                 raise AIHCRefusedError(err) from err
+            if err.status == BAD_REQUEST_STATUS:
+                # A refused resource name is said with the names the queue offers: one
+                # read, on this failure path only (operators/_resource_names.py).
+                raise refusal(self.hook, self.pool, request, err, self.log) from err
             raise
 
     def _submit(self, request: CreateJobRequest) -> SubmittedJob:

@@ -319,9 +319,11 @@ class AIHCCreateJobOperator(BaseOperator):
         ``@task.aihc_python``'s payload)."""
         return {param: given.get(param) for param in JOB_PARAMETERS}
 
-    def validate(self, context: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        """Check the request this task would send, and send nothing: a dry run for a DAG's
-        tests or CI (docs/testing.md).
+    def validate(
+        self, context: Mapping[str, Any] | None = None, *, against_pool: bool = False
+    ) -> dict[str, Any]:
+        """Check the request this task would send, without sending it: a dry run for a
+        DAG's tests or CI (docs/testing.md).
 
         The templated parameters are rendered with ``context`` over a stand-in for a manual
         run now (``params`` at their defaults, ``ds``, ``ts``, ``logical_date``,
@@ -333,23 +335,39 @@ class AIHCCreateJobOperator(BaseOperator):
 
         :param context: template variables to use, over the stand-in's (e.g.
             ``{"params": {"lr": 0.1}}``).
+        :param against_pool: also read the job's queue (one request, never a create) and
+            check each accelerator ``job_resources`` asks for against the names it offers:
+            a misspelt ``baidu.com/a800_80g_gpu`` is named with the names it offers, where
+            AIHC would at best refuse it and at worst queue the job until its timeout.
+            ``execute`` makes no such read before its create (a request per task); it
+            reads the queue only when AIHC refuses a create about a resource, to fail
+            with the same words (operators/_resource_names.py).
         :returns: the create request's body (v1 wire form), as ``execute`` would send it,
             without the name and labels a run adds.
-        :raises AIHCValidationError: listing every bad field, as ``execute`` would.
+        :raises AIHCValidationError: listing every bad field, as ``execute`` would; with
+            ``against_pool``, also each accelerator the queue does not offer, or the queue
+            that could not be read.
         """
-        from airflow_provider_aihc.exceptions import AIHCValidationError
+        from airflow_provider_aihc.exceptions import AIHCError, AIHCValidationError
         from airflow_provider_aihc.operators._identity import job_name_part
         from airflow_provider_aihc.operators._masking import render_for_validation
+        from airflow_provider_aihc.operators._resource_names import resource_name_problems
 
         values, problems = render_for_validation(self, context)
         try:
-            request, _ = self.build_request(
+            request, pool = self.build_request(
                 default_name=job_name_part(self.task_id)[:40] or "job",
                 values=values,
                 ask_aihc=False,
             )
         except AIHCValidationError as err:
             raise AIHCValidationError([*problems, *err.errors], task_id=self.task_id) from None
+        if against_pool and not problems:
+            try:
+                problems = resource_name_problems(self.hook, pool, request)
+            except AIHCError as err:
+                where = f"queue {request.queue!r} of resource pool {pool!r}"
+                problems = [("queue (job_queue)", f"could not read {where}: {err}")]
         if problems:
             raise AIHCValidationError(problems, task_id=self.task_id)
         return request.to_wire()

@@ -17,7 +17,7 @@ The sensor logs which one it used.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.exceptions import AIHCValidationError
@@ -83,8 +83,6 @@ def _pull(ti: Any, task_id: str, key: str) -> Any:
 
 def _queue_ids(queue: Any) -> list[str]:
     """The ids of a queue and its children (a managed pool's submittable queues), as AIHC
-    answers them (``queueId``: the emulator's and v2's queue answer; kept as an extra of
-    the lenient ``models.pool.Queue``)."""
-    extra: Mapping[str, Any] = queue.model_extra or {}
-    own = [str(v) for k in ("queueId", "queueID", "queue_id") if (v := extra.get(k))]
+    answers them (``queueId``: the emulator's and v2's queue answer, ``Queue.queue_id``)."""
+    own = [queue.queue_id] if queue.queue_id else []
     return own[:1] + [i for child in queue.children for i in _queue_ids(child)]

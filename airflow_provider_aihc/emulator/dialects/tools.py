@@ -1,4 +1,4 @@
-"""The job tools both dialects serve: metrics, the web terminal, a pool's nodes.
+"""The job tools both dialects serve: metrics, the web terminal, a pool's nodes and cards.
 
 Each parses its arguments (v1 from the query, v2 from the body: ``args``), validates them
 as Baidu's definitions say, and reads the state; the dialect renders the answer.
@@ -11,7 +11,9 @@ values (bce-openapi-meta ``schema/aihc/DescribeJobMetrics.json:18-46``,
 ``resource/client.go:411-416``, ``:434-445``).  Inferred (no source says): times
 as epoch seconds or ``YYYY-MM-DDTHH:MM:SSZ``, ``timeStep``/``rateInterval`` as seconds or a
 Go duration (``30s``, ``5m``, ``1h``), the terminal's URL form, a terminal served for any
-pod of the job.
+pod of the job.  A node's ``gpuType`` is its card's model from the resource name
+(``baidu.com/a800_80g_cgpu``: ``A800``), inferred: the aihc CLI shows a descriptor's model
+by its own table (``aihc_cli_py/resourcepool_queue.py:8-24``).
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ from airflow_provider_aihc.emulator.dialects.call import Call, parse_time
 from airflow_provider_aihc.emulator.state.errors import invalid_param, not_found
 from airflow_provider_aihc.emulator.state.jobs import Job
 from airflow_provider_aihc.emulator.state.pods import find_pod
-from airflow_provider_aihc.emulator.state.pools import DEFAULT_GPU
+from airflow_provider_aihc.emulator.state.pools import Pool, PoolUsage
 from airflow_provider_aihc.emulator.state.samples import (
     DEFAULT_STEP,
     METRIC_TYPES,
     Node,
     Sample,
+    gpu_detail,
     metric_series,
     pool_nodes,
 )
@@ -125,8 +128,8 @@ def _node(node: Node) -> dict[str, Any]:
         "instanceName": f"aihc-emulator-{node.instance_id}",
         "statusPhase": "Ready",
         "chargingType": "Postpaid",
-        "gpuType": "A800",
-        "gpuDescriptor": DEFAULT_GPU,
+        "gpuType": gpu_type(node.descriptor),
+        "gpuDescriptor": node.descriptor,
         "gpuTotal": node.gpus,
         "gpuAllocated": node.gpus_allocated,
         "cpuTotal": 128,
@@ -138,6 +141,20 @@ def _node(node: Node) -> dict[str, Any]:
         "intervention": "",
         "createdAt": "2024-07-01T08:00:00Z",
     }
+
+
+def gpu_type(descriptor: str) -> str:
+    """A card's model from its resource name: ``baidu.com/a800_80g_cgpu`` is ``A800``."""
+    return descriptor.rpartition("/")[2].split("_")[0].upper()
+
+
+def gpu_details(pool: Pool, used: PoolUsage) -> list[dict[str, Any]]:
+    """A v1 pool's ``status.gpuDetail``: ``[{gpuDescriptor, total, used}]`` per card kind
+    (bce-sdk-go ``services/aihc/api/v1/resourcePool.go:57``, ``:69-73``)."""
+    return [
+        {"gpuDescriptor": cards.descriptor, "total": cards.total, "used": cards.used}
+        for cards in gpu_detail(pool, used)
+    ]
 
 
 def path_and_query(c: Call) -> Arg:

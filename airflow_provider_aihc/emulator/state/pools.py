@@ -156,11 +156,12 @@ def allocated(pool: Pool, queue: Queue, jobs: Iterable[Job]) -> dict[str, int]:
     for job in _active(pool, jobs):
         if queue.answers_to(job.request.queue):
             for resource in job.request.resources:
-                if "gpu" in str(resource.get("name")):
+                name = str(resource.get("name"))
+                if "/" in name and not name.startswith("rdma/"):  # every accelerator kind
                     held[str(resource["name"])] += _int(resource.get("quantity")) * (
                         job.request.replicas
                     )
-    return {name: held.get(name, 0) for name in capability(queue)}
+    return {name: held.get(name, 0) for name in {**capability(queue), **held}}
 
 
 def _active(pool: Pool, jobs: Iterable[Job]) -> list[Job]:

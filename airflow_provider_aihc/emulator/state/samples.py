@@ -1,5 +1,6 @@
-"""What the monitoring of a job and of a pool shows: a job's metric samples per pod, and a
-pool's nodes.  Domain objects only; the dialects render them.
+"""What the monitoring of a job and of a pool shows: a job's metric samples per pod, a
+pool's nodes, its cards by kind and its queues' quotas.  Domain objects only; the dialects
+render them.
 
 A metric is sampled every ``step`` seconds from the start of the range (default: the job's
 start) to its end (default: now, or the job's end once it has ended), at most
@@ -8,6 +9,15 @@ job runs: the ``*Usage`` metrics are then high percentages, the rates plausible 
 second, and all are ``0`` before the job runs and after it ends.  Values are whole numbers
 (baiducloud-go-sdk ``services/aihc/model_metric.go:5`` types ``value`` as ``int32``) and
 stable: the same job, pod and time always give the same sample.
+
+A pool's accelerator cards are the accelerator names among the resource names its nodes
+offer (``Pool.resources``: extended, domain-prefixed names but ``rdma/hca``); with several
+kinds, node ``i`` carries kind ``i`` modulo their number, ``gpus_per_node`` of them.  A v1
+pool shows them as ``status.gpuDetail[{gpuDescriptor, total, used}]`` (bce-sdk-go
+``services/aihc/api/v1/resourcePool.go:57``, ``:69-73``).  A queue's quota names the pool's
+cards, each with the queue's own quota for that name, else its whole GPU quota: what a
+queue offers is what its pool's nodes have (v1 ``capability``, ``api/v1/queue.go:55``; v2
+``acceleratorCardList``, ``services/aihc/v2/api/queue.go:71``, ``:85-89``).
 """
 
 from __future__ import annotations
@@ -17,7 +27,7 @@ from dataclasses import dataclass
 
 from .jobs import Job
 from .pods import pods_of
-from .pools import Pool, PoolUsage
+from .pools import DEFAULT_GPU, QUEUE_BASE, Pool, PoolUsage, Queue
 
 #: ``metricType`` values, bce-openapi-meta ``i18n/zh-CN/aihc/DescribeJobMetrics.json:9``.
 METRIC_TYPES = (
@@ -76,21 +86,60 @@ def _value(job: Job, pod: str, metric_type: str, at: float) -> int:
 
 @dataclass(frozen=True)
 class Node:
-    """One node of a pool."""
+    """One node of a pool.
+
+    :param descriptor: the resource name of its cards (``baidu.com/a800_80g_cgpu``).
+    """
 
     name: str
     instance_id: str
     gpus: int
     gpus_allocated: int
     region: str
+    descriptor: str = DEFAULT_GPU
+
+
+@dataclass(frozen=True)
+class Cards:
+    """A pool's cards of one kind: its resource name, how many, how many allocated."""
+
+    descriptor: str
+    total: int
+    used: int
+
+
+def pool_cards(pool: Pool) -> tuple[str, ...]:
+    """The accelerator names among the resource names the pool's nodes offer, in order."""
+    return tuple(name for name in pool.resources if "/" in name and not name.startswith("rdma/"))
 
 
 def pool_nodes(pool: Pool, used: PoolUsage) -> list[Node]:
     """The pool's nodes; the first ``used.nodes_used`` hold jobs (their GPUs allocated)."""
+    kinds = pool_cards(pool)
     nodes = []
     for index in range(pool.nodes):
         name = f"192.168.{index // 250}.{10 + index % 250}"
         digest = hashlib.sha256(f"{pool.pool_id}/{index}".encode()).hexdigest()[:8]
         allocated = pool.gpus_per_node if index < used.nodes_used else 0
-        nodes.append(Node(name, f"i-{digest}", pool.gpus_per_node, allocated, pool.region))
+        gpus = pool.gpus_per_node if kinds else 0
+        kind = kinds[index % len(kinds)] if kinds else ""
+        nodes.append(Node(name, f"i-{digest}", gpus, min(allocated, gpus), pool.region, kind))
     return nodes
+
+
+def gpu_detail(pool: Pool, used: PoolUsage) -> list[Cards]:
+    """The pool's cards by kind, added up over its nodes (what a v1 pool's ``gpuDetail``
+    shows)."""
+    totals: dict[str, list[int]] = {kind: [0, 0] for kind in pool_cards(pool)}
+    for node in pool_nodes(pool, used):
+        if node.descriptor in totals:
+            totals[node.descriptor][0] += node.gpus
+            totals[node.descriptor][1] += node.gpus_allocated
+    return [Cards(kind, total, allocated) for kind, (total, allocated) in totals.items()]
+
+
+def queue_quota(pool: Pool, queue: Queue) -> dict[str, int]:
+    """What the queue may use, by resource name: CPU, memory and each of its pool's cards
+    (the queue's quota for that name, else its whole GPU quota)."""
+    whole = sum(queue.gpus.values())
+    return {**QUEUE_BASE, **{kind: queue.gpus.get(kind, whole) for kind in pool_cards(pool)}}

@@ -17,6 +17,7 @@ import zlib
 from typing import Any
 
 from airflow_provider_aihc.emulator.dialects.common import iso
+from airflow_provider_aihc.emulator.dialects.tools import gpu_details
 from airflow_provider_aihc.emulator.state.jobs import CREATED, Job
 from airflow_provider_aihc.emulator.state.pods import (
     JOB_NAME_LABEL,
@@ -44,8 +45,8 @@ from airflow_provider_aihc.emulator.state.pools import (
     Pool,
     PoolUsage,
     Queue,
-    capability,
 )
+from airflow_provider_aihc.emulator.state.samples import queue_quota
 
 
 def job_info(job: Job, with_pods: bool) -> dict[str, Any]:
@@ -146,21 +147,21 @@ def pool_info(pool: Pool, used: PoolUsage) -> dict[str, Any]:
             "phase": POOL_PHASE,
             "gpuCount": {"total": pool.nodes * pool.gpus_per_node, "used": used.gpus_used},
             "nodeCount": {"total": pool.nodes, "used": used.nodes_used},
+            "gpuDetail": gpu_details(pool, used),
         },
     }
 
 
 def queue_info(pool: Pool, queue: Queue, held: dict[str, int]) -> dict[str, Any]:
     """The wire form of a queue (list item and ``GetQueue``'s ``queue``)."""
-    del pool
-    offered = capability(queue)
+    offered = queue_quota(pool, queue)
     info: dict[str, Any] = {
         "name": queue.name,
         "queueType": QUEUE_TYPE,
         "state": QUEUE_STATE,
         "capability": offered,
         "deserved": dict(offered),
-        "allocated": held,
+        "allocated": {name: held.get(name, 0) for name in offered},
         "createdTime": CREATED_AT,
         "description": queue.description,
         "parentQueue": PARENT_QUEUE,

@@ -6,8 +6,11 @@ actions ``{totalCount, resourcePools}`` and ``{totalCount, queues}``.
 Built from the state's pools and queues (``state/pools.py``), as the v1 dialect's are.
 Quantities are ``ResourceAmount`` strings (``milliCPUcores``, ``memoryGi``,
 ``acceleratorCardList[{acceleratorCount, acceleratorType}]``: ``resourcepool.go:304-307``).
-Inferred: a pool's ``type`` (``common`` for self-managed, ``dedicatedV2`` for managed, the
-``resourcePoolType`` filter values), a self-managed queue's ``queueId`` equal to its name.
+A queue's quota names its pool's cards (``state/samples.py`` ``queue_quota``).  Inferred: a
+card's ``acceleratorType`` being the resource name a job asks for
+(``baidu.com/a800_80g_cgpu``), a pool's ``type`` (``common`` for self-managed,
+``dedicatedV2`` for managed, the ``resourcePoolType`` filter values), a self-managed
+queue's ``queueId`` equal to its name.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from airflow_provider_aihc.emulator.state.pools import (
     Pool,
     PoolUsage,
     Queue,
-    capability,
 )
+from airflow_provider_aihc.emulator.state.samples import queue_quota
 
 MANAGED_POOL_TYPE = "dedicatedV2"
 #: The ``resourcePoolType`` values (bce-sdk-go ``services/aihc/v2/api/resourcepool.go:59-65``).
@@ -67,7 +70,7 @@ def flat_pool(pool: Pool, used: PoolUsage) -> dict[str, Any]:
 
 def queue_spec(pool: Pool, queue: Queue, held: dict[str, int]) -> dict[str, Any]:
     """A v2 ``QueueSpec``."""
-    offered = capability(queue)
+    offered = queue_quota(pool, queue)
     return {
         "queueId": queue.queue_id or queue.name,
         "queueName": queue.name,
@@ -81,7 +84,7 @@ def queue_spec(pool: Pool, queue: Queue, held: dict[str, int]) -> dict[str, Any]
         "preemptable": PREEMPTABLE,
         "capability": _amount(offered),
         "deserved": _amount(dict(offered)),
-        "allocated": _amount(held),
+        "allocated": _amount({name: held.get(name, 0) for name in offered}),
     }
 
 
