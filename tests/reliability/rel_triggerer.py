@@ -103,7 +103,8 @@ def ui_log(dag_run: Any) -> tuple[str, int]:
 
     with create_session() as session:
         ti = dag_run.get_task_instance(TASK_ID, session=session)
-        text = "".join(TaskLogReader().read_log_stream(ti, ti.try_number, {}))
+        metadata: Any = {}  # the reader's own bookkeeping, as the UI starts it
+        text = "".join(TaskLogReader().read_log_stream(ti, ti.try_number, metadata))
         return text, int(ti.try_number)
 
 

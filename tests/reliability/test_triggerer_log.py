@@ -86,7 +86,8 @@ def test_a_deferred_waits_job_token_is_masked_in_the_real_triggerers_task_log(
     # The trigger's task log: the file the triggerer process wrote for this try.
     [name] = triggerer_run["trigger_log_files"]
     match = TRIGGER_LOG.search(name)
-    assert match and int(match[1]) == triggerer_run["try_number"], name
+    assert match, name
+    assert int(match[1]) == triggerer_run["try_number"], name
     trigger_log = (home / name).read_text()
     for line in COPIED:
         assert line in trigger_log, trigger_log[-4000:]
