@@ -49,10 +49,16 @@ TRIGGERER_STOP_SECONDS = 30.0
 
 
 def start_triggerer(home: Path) -> subprocess.Popen[bytes]:
-    """``airflow triggerer``, its output in ``AIRFLOW_HOME/triggerer.out`` (searched too)."""
+    """``airflow triggerer``, its output in ``AIRFLOW_HOME/triggerer.out`` (searched too).
+
+    Without its log server (``--skip-serve-logs``): the UI's reader here reads the local
+    files, and a fixed port would clash with any other triggerer on the machine."""
     out = (home / "triggerer.out").open("wb")
     return subprocess.Popen(
-        [AIRFLOW, "triggerer"], env=dict(os.environ), stdout=out, stderr=subprocess.STDOUT
+        [AIRFLOW, "triggerer", "--skip-serve-logs"],
+        env=dict(os.environ),
+        stdout=out,
+        stderr=subprocess.STDOUT,
     )
 
 

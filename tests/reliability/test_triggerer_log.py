@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -56,15 +57,22 @@ def triggerer_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     }
     env.pop("AIRFLOW_CONN_AIHC_DEFAULT", None)  # the helper points it at its own emulator
     result_file = home.parent / f"{home.name}-result.json"
-    done = subprocess.run(
+    # A session of its own: a helper that hangs is killed with its triggerer.
+    helper = subprocess.Popen(
         [sys.executable, str(HERE / "rel_triggerer.py"), str(result_file)],
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
-        timeout=HELPER_TIMEOUT,
+        start_new_session=True,
     )
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-6000:]
+    try:
+        output, _ = helper.communicate(timeout=HELPER_TIMEOUT)
+    finally:
+        if helper.poll() is None:
+            os.killpg(helper.pid, signal.SIGKILL)
+            helper.wait()
+    assert helper.returncode == 0, output[-6000:]
     result: dict[str, Any] = json.loads(result_file.read_text())
     result.update(home=home, output=output)
     FIGURES["triggerer log: helper run seconds"] += int(result["run_seconds"])
