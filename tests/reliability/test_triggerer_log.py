@@ -33,8 +33,9 @@ from rel_support import FIGURES
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-#: The helper migrates a DB, starts a triggerer and runs the DAG (28-57 s on a loaded
-#: two-core machine, Airflow 3.3; 13-39 s on 2.11).
+#: The helper migrates a DB, starts a triggerer and runs the DAG: 35-75 s on two cores
+#: (Airflow 3.3; 3 minutes at a load of 25, most of it the triggerer building its execution
+#: API for the trigger's first XCom read), 35-60 s on 2.11.
 HELPER_TIMEOUT = 600
 MASKED = "***"
 #: The job's two lines as the trigger copies them, the token masked.
