@@ -340,3 +340,11 @@ def _fault_failure(attempt: dict[str, Any]) -> bool:
 
 def _jobs(jobs: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(job["name"], job["status"]) for job in jobs]
+
+
+# -- S4-2 through a real triggerer (rel_triggerer.py, dags/triggerer_log.py) -----------------
+
+#: The env token the job prints (its name is sensitive by Airflow's key-name rule).
+TRIGGERER_TOKEN = "hf_S4_2_TRIGGERER_LOG_7c1e9a"
+#: The start of the job's line that prints it.
+TRIGGERER_JOB_LINE = "S4-2 job line: hf login --token"
