@@ -17,6 +17,9 @@ TRAINING_LINE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z .*")
 #: The line a trigger logs when it took over from a triggerer that stopped (the product's
 #: ``AIHCJobTrigger``): how long after the deferral, and how far back the log resumes.
 TOOK_OVER = re.compile(r"took over (\d+) s after its task deferred.* from (\d+) s ago")
+#: The same line when the trigger before it saved no position: the copy starts again where
+#: the worker left it, and any line before may be shown twice.
+TOOK_OVER_AGAIN = re.compile(r"took over (\d+) s after its task deferred.* copied again from")
 #: Lines older than the takeover window that must be in the log for the check to mean
 #: something (a resume from the first line would show them twice).
 MIN_EARLY_LINES = 10

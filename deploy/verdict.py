@@ -18,7 +18,7 @@ from typing import Any
 from api import FINAL_TI_STATES, Airflow, event_text
 from load import CLEARED, KINDS, MARKED_FAILED, Run
 from storm import Record
-from tasklog import TOOK_OVER, training_lines, written_at
+from tasklog import TOOK_OVER, TOOK_OVER_AGAIN, training_lines, written_at
 
 from airflow_provider_aihc.emulator.state.jobs import MANUAL_TERMINATION, STOPPED, TERMINAL
 
@@ -312,7 +312,7 @@ def _lines(verdict: Verdict, api: Airflow, record: Record, window: float) -> Non
             ]
             if outside:
                 verdict.fail(f"{ti.name}: {len(outside)} lines shown twice outside the window")
-            taken_over += bool(TOOK_OVER.search(text))
+            taken_over += bool(TOOK_OVER.search(text) or TOOK_OVER_AGAIN.search(text))
         missing = max(0, job["logLines"] - len(shown))
         lost += missing
         if missing:
@@ -331,21 +331,25 @@ def _lines(verdict: Verdict, api: Airflow, record: Record, window: float) -> Non
 def stated_takeovers(events: list[dict[str, Any]]) -> list[tuple[float, float]]:
     """The windows of the takeovers a try's log states: a trigger that took over logs "took
     over X s after its task deferred … from N s ago" at time T, and lines written from
-    T - N (a second of slack) to T + 2 may be shown twice.  This covers what no kill
-    explains: a triggerer whose heartbeat lapsed (paused or starved under load, not
-    killed) hands its triggers over, and the two may swap a trigger more than once
-    (``make test-deployment`` scenario 2b).  A repeat outside every stated and kill window
+    T - N (a second of slack) to T + 2 may be shown twice; one that found no saved position
+    says its copy starts again where the worker left it, and any line up to T + 2 may.
+    This covers what no kill explains: a triggerer whose heartbeat lapsed (paused or
+    starved under load, not killed) hands its triggers over, and the two may swap a
+    trigger more than once (``make test-deployment`` scenario 2b).  A repeat outside every stated and kill window
     is still a broken promise.
     """
     windows = []
     for event in events:
-        said = TOOK_OVER.search(str(event.get("event", "")))
+        text = str(event.get("event", ""))
+        said, again = TOOK_OVER.search(text), TOOK_OVER_AGAIN.search(text)
         try:
             when = _epoch(str(event.get("timestamp") or ""))
         except ValueError:  # not a timestamp Airflow wrote: no window
             continue
         if said and when:
             windows.append((when - int(said.group(2)) - 1, when + 2))
+        elif again and when:  # copied again from where the worker left it
+            windows.append((0.0, when + 2))
     return windows
 
 

@@ -225,7 +225,9 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
                 logs.markers.update(position.markers)
                 self._say_took_over(now, position.copied_at)
             elif takeover_resume_point(self.deferred_at, now, self.poll_interval, takeover):
-                self._say_took_over(now, self.deferred_at or now)  # from the deferral
+                # No position saved: how far the trigger before got is unknown, so the copy
+                # starts where the worker left it (``log_state``), losing nothing.
+                self._say_took_over(now, None)
         every = save_every(self.poll_interval, takeover)
         return asyncio.ensure_future(keep_log_position(logs, store, every, self.log))
 
@@ -239,13 +241,29 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             self._say_took_over(now, since)
         return since
 
-    def _say_took_over(self, now: float, resumes_at: float) -> None:
+    def _say_took_over(self, now: float, resumes_at: float | None) -> None:
+        """One line in the task log: a takeover, and which lines may be shown twice.
+
+        :param resumes_at: where the copy resumes (epoch seconds); ``None``: where the
+            worker left it, because the trigger before saved no position.
+        """
+        took = now - (self.deferred_at or now)
+        if resumes_at is None:
+            self.log.info(
+                "AIHC job %s: this trigger took over %.0f s after its task deferred (the "
+                "triggerer before it stopped before it saved how far it copied); the job's "
+                "log is copied again from where the worker left it, so lines copied since "
+                "are shown twice",
+                self.job_id,
+                took,
+            )
+            return
         self.log.info(
             "AIHC job %s: this trigger took over %.0f s after its task deferred (the "
             "triggerer before it stopped); the job's log resumes with lines from %.0f s "
             "ago, earlier ones are in the task log already",
             self.job_id,
-            now - (self.deferred_at or now),
+            took,
             now - resumes_at,
         )
 
