@@ -335,8 +335,8 @@ def stated_takeovers(events: list[dict[str, Any]]) -> list[tuple[float, float]]:
     says its copy starts again where the worker left it, and any line up to T + 2 may.
     This covers what no kill explains: a triggerer whose heartbeat lapsed (paused or
     starved under load, not killed) hands its triggers over, and the two may swap a
-    trigger more than once (``make test-deployment`` scenario 2b).  A repeat outside every stated and kill window
-    is still a broken promise.
+    trigger more than once (``make test-deployment`` scenario 2b).  A repeat outside every
+    stated and kill window is still a broken promise.
     """
     windows = []
     for event in events:
