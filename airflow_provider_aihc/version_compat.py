@@ -117,11 +117,27 @@ async def aget_connection(conn_id: str) -> Any:
     """Read a connection without blocking the event loop (the triggerer's)."""
     from airflow.providers.common.compat.sdk import BaseHook
 
-    if AIRFLOW_V_3_0_PLUS and hasattr(BaseHook, "aget_connection"):
+    if AIRFLOW_V_3_0_PLUS and hasattr(BaseHook, "aget_connection") and not _in_process_comms():
         return await BaseHook.aget_connection(conn_id)
     from asgiref.sync import sync_to_async
 
     return await sync_to_async(BaseHook.get_connection)(conn_id)
+
+
+def _in_process_comms() -> bool:
+    """Whether this trigger runs in line under ``dag.test()`` (``airflow dags test``).
+
+    There, Airflow 3 hands the trigger an in-process supervisor whose comms have ``send``
+    but no ``asend`` (Airflow 3.3.2's ``InProcessSupervisorComms``), so the async lookup
+    skips the metadata DB and a connection stored there (``airflow connections add``, the
+    UI) is "not defined"; the sync lookup, through ``send``, finds it.
+    """
+    try:
+        from airflow.sdk.execution_time import task_runner
+    except ImportError:  # Airflow 2.11
+        return False
+    comms = getattr(task_runner, "SUPERVISOR_COMMS", None)
+    return comms is not None and not hasattr(comms, "asend")
 
 
 async def aget_task_state(dag_id: str, task_id: str, run_id: str, map_index: int) -> str | None:

@@ -13,7 +13,9 @@
    check (``scripts/check_wheel.py --artifact``): providers list, connection type, the
    emulator, a DAG run. Step 4 makes that the check of the sdist too: installing it
    installs the very same files. ``RELEASE_CHECK_SDIST=install`` installs the sdist
-   itself as well (twice the time).
+   itself as well (twice the time);
+6. copies the checked wheel and sdist into ``dist/``, where the quick start's install line
+   and the ``Dockerfile`` take the wheel from.
 
 Usage: ``python scripts/release_check.py [AIRFLOW_VERSION ...]`` (default: every version in
 ``constraints/``). Exits non-zero naming the first failed check.
@@ -126,7 +128,21 @@ def main(versions: list[str]) -> None:
              str(artifact), *versions], cwd=ROOT, check=False,
         )  # fmt: skip
         check(done.returncode == 0, f"the wheel check passes for {artifact.name}")
+    publish(wheel, sdist)
     print(f"release: {len(PASSED)} passed, 0 failed ({time.monotonic() - started:.0f} s)")
+
+
+def publish(wheel: Path, sdist: Path) -> None:
+    """The checked wheel and sdist into ``dist/``, where docs/quickstart.md's install line
+    and the Dockerfile's ``COPY dist/airflow_provider_aihc-*.whl`` take them from (only
+    this version's, so that glob matches one wheel)."""
+    out = ROOT / "dist"
+    out.mkdir(exist_ok=True)
+    for old in out.glob("airflow_provider_aihc-*"):
+        old.unlink()
+    for artifact in (wheel, sdist):
+        shutil.copy2(artifact, out / artifact.name)
+    check(True, f"copied to dist/: {wheel.name}, {sdist.name}")
 
 
 if __name__ == "__main__":
