@@ -10,11 +10,12 @@ carries the pods.
 
 Each trigger holds a :class:`Subscription` and awaits its job's next reading: a future
 that the watcher resolves when the job's status changes (or, when asked, at the next
-round); a trigger costs nothing between changes.  A trigger is woken as soon as the page
-(or GetJob) holding its job's new reading arrives, not at the end of the round.  A failing page (no answer, 5xx, 429, a
-garbled answer) fails the round: the watcher backs off (:func:`~.job.error_backoff`),
-its triggers keep waiting and only their own deadlines end them.  A job that cannot be
-read at all (a 404 after it was deleted, a 403) gets that error as its reading.
+round); a trigger costs nothing between changes, and is woken as soon as the page (or
+GetJob) holding its job's new reading arrives, not at the end of the round.  A failing
+page (no answer, 5xx, 429, a garbled answer) fails the round: the watcher backs off
+(:func:`~.job.error_backoff`), its triggers keep waiting and only their own deadlines end
+them.  A job that cannot be read at all (a 404 after it was deleted, a 403) gets that
+error as its reading.
 
 The queue of the key is the one every call of the watcher names (the queue id on a
 managed pool, which a list and a GetJob there cannot do without; the queue name on a

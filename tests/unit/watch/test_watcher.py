@@ -460,7 +460,8 @@ async def test_a_trigger_wakes_when_the_page_holding_its_job_arrives_not_after_t
         emulator.backend.set_status(newest.job_id, "Succeeded")
         answered.clear()
         reading = await newest.next()
-        assert reading is not None and not isinstance(reading, Exception)
+        assert reading is not None
+        assert not isinstance(reading, Exception)
         assert reading.status == "Succeeded"
         assert answered == [1], answered  # woken before page 2 was answered
     finally:
