@@ -328,32 +328,47 @@ class PoolWatcher:
         for page_no in range(1, self.hook.list_max_pages + 1):
             departures = self._departures
             try:
-                page = await self.hook.alist_job_page(self.pool, page_no=page_no, queue=self.queue)
+                count, total, last = await self._read_page(page_no, pending)
             except AIHCError as err:
                 if is_retryable(err):
                     raise
                 log.warning("ListJobs of pool %s refused (%s); GetJob per job", self.pool, err)
                 break
-            for item in page.jobs:
-                if item.job_id in pending:
-                    pending.discard(item.job_id)
-                    self._record(item.job_id, item)
             # A job whose triggers all left while the page was on its way (they had their
             # reading: the job ended) is looked for no more, in the pages or by a GetJob.
             # (Only when one left, and over the pending jobs: intersecting with all the
             # watched ones on every page was a third of a round's CPU at 10,000 jobs.)
             if departures != self._departures:
                 pending = {job_id for job_id in pending if job_id in self._jobs}
-            received += len(page.jobs)
-            oldest = page.jobs[-1].created_at if page.jobs else oldest
-            if not pending or not page.jobs or received >= page.total:
+            received += count
+            oldest = last if count else oldest
+            if not pending or not count or received >= total:
                 break
             if self._all_older(oldest, pending):
                 break
-            pages_left = math.ceil((page.total - received) / self.hook.list_page_size)
+            pages_left = math.ceil((total - received) / self.hook.list_page_size)
             if page_no >= self._budget and len(pending) <= pages_left:
                 break  # a GetJob each costs no more than the pages that may hold them
         return list(pending), oldest
+
+    async def _read_page(self, page_no: int, pending: set[str]) -> tuple[int, int, datetime | None]:
+        """Read one page and record the pending jobs it holds (taken out of ``pending``):
+        how many jobs it held, the list's total, and the creation time of its last job.
+
+        The page is let go before the next one is asked for: held through that request
+        and its decoding (a thousand containers, a few young-generation collections), a
+        page's hundred readings were promoted to the oldest generation every time, and at
+        10,000 jobs set off a full collection of the heap every round or two (issue #37).
+
+        :raises AIHCError: the page failed.
+        """
+        page = await self.hook.alist_job_page(self.pool, page_no=page_no, queue=self.queue)
+        for item in page.jobs:
+            if item.job_id in pending:
+                pending.discard(item.job_id)
+                self._record(item.job_id, item)
+        last = page.jobs[-1].created_at if page.jobs else None
+        return len(page.jobs), page.total, last
 
     def _all_older(self, oldest_read: datetime | None, pending: Iterable[str]) -> bool:
         """Whether every pending job was created after ``oldest_read``, so that the pages
