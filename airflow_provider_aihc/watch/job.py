@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from airflow_provider_aihc.exceptions import (
@@ -17,7 +17,7 @@ from airflow_provider_aihc.models.status import is_failed, is_started, parse_sta
 from airflow_provider_aihc.watch.event import JobEvent, final_event
 from airflow_provider_aihc.watch.flow import Flow, GetJobBrief, Log, Sleep, StopJob, drive
 from airflow_provider_aihc.watch.logs import DEFAULT_LOG_LINES_PER_POLL, LogStreamer
-from airflow_provider_aihc.watch.queue import QueueClock
+from airflow_provider_aihc.watch.queue import NO_QUEUE_TIMEOUT, QueueClock
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -32,6 +32,8 @@ MAX_BACKOFF_DOUBLINGS = 30
 
 class StatusTracker:
     """Logs a job's status when it changes, and an unknown status once."""
+
+    __slots__ = ("_unknown", "clock", "job_id", "log", "since", "status")
 
     def __init__(self, job_id: str, log: Log, clock: Callable[[], float]) -> None:
         self.job_id = job_id
@@ -86,7 +88,16 @@ class JobWatch:
         ends with a ``timeout`` event (``queued``); ``None``: no limit.  A job that has
         started running is never stopped for it.
     :param clock: epoch seconds (a seam for tests).
+
+    A triggerer holds one per deferred job, so it holds no more than it needs (issue #37:
+    every object a trigger keeps is one more for each full collection to walk): slots, the
+    :class:`~.logs.LogStreamer` made only when the log is read (:attr:`logs`), and one
+    shared idle :class:`~.queue.QueueClock` for every watch without a ``queue_timeout``.
     """
+
+    __slots__ = ("_failure_seen", "_last_error", "_log_state", "_logs", "_max_log_lines",
+                 "clock", "errors", "job_id", "log", "pod_names", "pool", "queue", "queue_id",
+                 "stream_logs", "tracker")  # fmt: skip
 
     def __init__(
         self,
@@ -107,25 +118,38 @@ class JobWatch:
         self.log = log
         self.clock = clock
         self.tracker = StatusTracker(job_id, log, clock)
-        self.logs = LogStreamer(
-            job_id,
-            resource_pool_id,
-            log,
-            max_lines=max_log_lines,
-            state=log_state,
-            queue_id=queue_id,
-        )
+        self._logs: LogStreamer | None = None
+        self._log_state = log_state
+        self._max_log_lines = max_log_lines
         self.stream_logs = stream_logs
-        self.pod_names: list[str] = []
+        self.pod_names: Sequence[str] = ()
         self.errors = 0
         self._last_error: AIHCError | None = None
         self._failure_seen = False
-        self.queue = QueueClock(job_id, resource_pool_id, queue_timeout, clock, queue_id)
+        self.queue = (
+            NO_QUEUE_TIMEOUT
+            if queue_timeout is None
+            else QueueClock(job_id, resource_pool_id, queue_timeout, clock, queue_id)
+        )
+
+    @property
+    def logs(self) -> LogStreamer:
+        """The job's log copy, made on first use."""
+        if self._logs is None:
+            self._logs = LogStreamer(
+                self.job_id,
+                self.pool,
+                self.log,
+                max_lines=self._max_log_lines,
+                state=self._log_state,
+                queue_id=self.queue_id,
+            )
+        return self._logs
 
     @property
     def log_state(self) -> dict[str, str]:
         """Where each pod's log was read up to."""
-        return self.logs.state
+        return self._logs.state if self._logs is not None else dict(self._log_state or {})
 
     def check(self) -> Flow[JobEvent | None]:
         """One poll: the status (logged when it changes), new log lines, and the event

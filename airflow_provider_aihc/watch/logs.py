@@ -70,6 +70,9 @@ class LogStreamer:
     :param queue_id: the job's queue as AIHC addresses it (``None``: unknown).
     """
 
+    __slots__ = ("_failing", "_secrets", "_secrets_read", "job_id", "last_copy", "log",
+                 "markers", "max_lines", "pool", "queue_id", "since")  # fmt: skip
+
     def __init__(
         self,
         job_id: str,

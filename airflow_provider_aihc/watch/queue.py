@@ -8,6 +8,7 @@ Separate from ``timeout`` and ``execution_timeout``, which bound the whole wait.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,9 @@ class QueueClock:
     :param queue_timeout: seconds it may wait; ``None``: no limit (the clock is idle).
     :param clock: epoch seconds.
     """
+
+    __slots__ = ("clock", "framework", "job_id", "pool", "pool_name", "queue", "queue_id",
+                 "since", "started", "status", "timeout")  # fmt: skip
 
     def __init__(
         self,
@@ -134,3 +138,8 @@ def latest_events(events: JobEvents, count: int = LATEST_EVENTS) -> str:
     if not picked:
         return "none"
     return "; ".join(f"{e.type} {e.reason}: {e.message.strip()}" for e in picked)
+
+
+#: The clock of every watch without a ``queue_timeout``: idle (it notes nothing, never
+#: expires), so one serves them all instead of one per deferred job.
+NO_QUEUE_TIMEOUT = QueueClock("", None, None, time.time)

@@ -10,10 +10,12 @@ carries the pods.
 
 Each trigger holds a :class:`Subscription` and awaits its job's next reading: a future
 that the watcher resolves when the job's status changes (or, when asked, at the next
-round); a trigger costs nothing between changes.  A failing page (no answer, 5xx, 429, a
-garbled answer) fails the round: the watcher backs off (:func:`~.job.error_backoff`),
-its triggers keep waiting and only their own deadlines end them.  A job that cannot be
-read at all (a 404 after it was deleted, a 403) gets that error as its reading.
+round); a trigger costs nothing between changes, and is woken as soon as the page (or
+GetJob) holding its job's new reading arrives, not at the end of the round.  A failing
+page (no answer, 5xx, 429, a garbled answer) fails the round: the watcher backs off
+(:func:`~.job.error_backoff`), its triggers keep waiting and only their own deadlines end
+them.  A job that cannot be read at all (a 404 after it was deleted, a 403) gets that
+error as its reading.
 
 The queue of the key is the one every call of the watcher names (the queue id on a
 managed pool, which a list and a GetJob there cannot do without; the queue name on a
@@ -326,32 +328,47 @@ class PoolWatcher:
         for page_no in range(1, self.hook.list_max_pages + 1):
             departures = self._departures
             try:
-                page = await self.hook.alist_job_page(self.pool, page_no=page_no, queue=self.queue)
+                count, total, last = await self._read_page(page_no, pending)
             except AIHCError as err:
                 if is_retryable(err):
                     raise
                 log.warning("ListJobs of pool %s refused (%s); GetJob per job", self.pool, err)
                 break
-            for item in page.jobs:
-                if item.job_id in pending:
-                    pending.discard(item.job_id)
-                    self._record(item.job_id, item)
             # A job whose triggers all left while the page was on its way (they had their
             # reading: the job ended) is looked for no more, in the pages or by a GetJob.
             # (Only when one left, and over the pending jobs: intersecting with all the
             # watched ones on every page was a third of a round's CPU at 10,000 jobs.)
             if departures != self._departures:
                 pending = {job_id for job_id in pending if job_id in self._jobs}
-            received += len(page.jobs)
-            oldest = page.jobs[-1].created_at if page.jobs else oldest
-            if not pending or not page.jobs or received >= page.total:
+            received += count
+            oldest = last if count else oldest
+            if not pending or not count or received >= total:
                 break
             if self._all_older(oldest, pending):
                 break
-            pages_left = math.ceil((page.total - received) / self.hook.list_page_size)
+            pages_left = math.ceil((total - received) / self.hook.list_page_size)
             if page_no >= self._budget and len(pending) <= pages_left:
                 break  # a GetJob each costs no more than the pages that may hold them
         return list(pending), oldest
+
+    async def _read_page(self, page_no: int, pending: set[str]) -> tuple[int, int, datetime | None]:
+        """Read one page and record the pending jobs it holds (taken out of ``pending``):
+        how many jobs it held, the list's total, and the creation time of its last job.
+
+        The page is let go before the next one is asked for: held through that request
+        and its decoding (a thousand containers, a few young-generation collections), a
+        page's hundred readings were promoted to the oldest generation every time, and at
+        10,000 jobs set off a full collection of the heap every round or two (issue #37).
+
+        :raises AIHCError: the page failed.
+        """
+        page = await self.hook.alist_job_page(self.pool, page_no=page_no, queue=self.queue)
+        for item in page.jobs:
+            if item.job_id in pending:
+                pending.discard(item.job_id)
+                self._record(item.job_id, item)
+        last = page.jobs[-1].created_at if page.jobs else None
+        return len(page.jobs), page.total, last
 
     def _all_older(self, oldest_read: datetime | None, pending: Iterable[str]) -> bool:
         """Whether every pending job was created after ``oldest_read``, so that the pages
@@ -398,6 +415,7 @@ class PoolWatcher:
         if isinstance(reading, AIHCError):
             job.reading = reading
             job.version += 1
+            self._wake_now(job)
             return
         job.created_at = reading.created_at or job.created_at
         if before is None or isinstance(before, AIHCError) or before.status != reading.status:
@@ -407,6 +425,15 @@ class PoolWatcher:
             job.reading = reading
         # An equal reading keeps the one held: a new one each round for every job lived
         # a round, long enough to be promoted, and set off full collections of the heap.
+        self._wake_now(job)
+
+    @staticmethod
+    def _wake_now(job: _Job) -> None:
+        """Wake the job's triggers its new reading answers, as soon as it arrives: a job
+        on the first of a hundred pages is not held until the last one is read (at
+        10,000 jobs that held the p99 event delay a second and a half past the poll)."""
+        for subscription in job.subs:
+            subscription.wake_if_due(job)
 
     async def _notify(self, job_ids: list[str]) -> None:
         """Wake the triggers whose reading is due, :data:`WAKE_BATCH` per loop turn."""

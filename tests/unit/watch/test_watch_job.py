@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
 from types import SimpleNamespace
 
@@ -272,3 +273,25 @@ async def test_waits_due_in_one_grid_step_wake_in_one_loop_turn(
     await asyncio.gather(*(grid_sleep(0.05 + i * 0.001) for i in range(20)))
     assert len(aimed) == 20
     assert max(aimed) - min(aimed) < 1e-9
+
+
+def test_a_watch_without_logs_or_queue_timeout_holds_two_objects() -> None:
+    """A triggerer holds a watch per deferred job, and every object it keeps is one more
+    for each full collection to walk (issue #37): no per-watch ``__dict__``, no log
+    streamer until the log is read, one idle queue clock for all."""
+    log = Recorder()
+    gc.collect()
+    before = len(gc.get_objects())
+    watches = [JobWatch(f"job-{i}", "pool", log, stream_logs=False) for i in range(100)]
+    held = len(gc.get_objects()) - before - 1  # (the list)
+    assert held <= 2 * len(watches), held  # the watch and its status tracker
+    assert not hasattr(watches[0], "__dict__")
+    assert watches[0].queue is watches[1].queue
+    assert watches[0].log_state == {}
+    resumed = JobWatch("job-r", "pool", log, log_state={"pod-0": "m1"})
+    assert resumed.log_state == {"pod-0": "m1"}  # before its streamer is made, and after
+    assert resumed.logs.state == {"pod-0": "m1"}
+    assert resumed.log_state == {"pod-0": "m1"}
+    timed = JobWatch("job-t", "pool", log, queue_timeout=60)
+    assert timed.queue is not watches[0].queue
+    assert timed.queue.timeout == 60.0

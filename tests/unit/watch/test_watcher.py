@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -431,3 +432,69 @@ async def test_one_watcher_per_pool_and_queue_each_listing_its_own_queue(
     assert {e.status for e in events.values()} == {"success"}
     assert {e.job_queue for e in events.values()} == {"default", "research"}
     assert running_watchers() == {}
+
+
+async def test_a_trigger_wakes_when_the_page_holding_its_job_arrives_not_after_the_round(
+    emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 10,000 jobs a round reads a hundred pages: a trigger whose job changed on the
+    first one must not wait for the ninety-nine others (issue #37, event delay p99)."""
+    ids = make_jobs(emulator, POOL_A, "paged", 150)  # two pages a round, newest first
+    answered: list[int] = []
+    original = AIHCHook.alist_job_page
+
+    async def spy(self: AIHCHook, pool: str, *args: Any, page_no: int, **kwargs: Any) -> Any:
+        page = await original(self, pool, *args, page_no=page_no, **kwargs)
+        answered.append(page_no)
+        return page
+
+    monkeypatch.setattr(AIHCHook, "alist_job_page", spy)
+    hook = shared_async_hook(CONN)
+    subscriptions = [subscribe(hook, POOL_A, job_id, 1.0) for job_id in ids]
+    try:
+        await asyncio.gather(*(s.next() for s in subscriptions))  # round 1; a 1 s pause now
+        newest = subscriptions[-1]
+        emulator.backend.add_fault(
+            scenarios.passthrough(operation="ListJobs"),  # page 1 answers at once
+            scenarios.delay(3.0, operation="ListJobs"),  # page 2 three seconds late
+        )
+        emulator.backend.set_status(newest.job_id, "Succeeded")
+        answered.clear()
+        reading = await newest.next()
+        assert reading is not None
+        assert not isinstance(reading, Exception)
+        assert reading.status == "Succeeded"
+        assert answered == [1], answered  # woken before page 2 was answered
+        await until(lambda: 2 in answered)  # (a request cut off would leave the server's)
+    finally:
+        for subscription in subscriptions:
+            subscription.close()
+
+
+async def test_a_page_is_let_go_before_the_next_one_is_read(
+    emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Held through the next page's request and decoding, every page's readings were
+    promoted to the oldest generation: at 10,000 jobs a full collection every round or
+    two (issue #37)."""
+    ids = make_jobs(emulator, POOL_A, "held", 150)  # two pages a round
+    pages: list[Any] = []
+    held_at_next: list[int] = []
+    original = AIHCHook.alist_job_page
+
+    async def spy(self: AIHCHook, pool: str, *args: Any, page_no: int, **kwargs: Any) -> Any:
+        if pages:  # references to the page before: this list's, and getrefcount's own
+            held_at_next.append(sys.getrefcount(pages[-1]) - 2)
+        page = await original(self, pool, *args, page_no=page_no, **kwargs)
+        pages.append(page)
+        return page
+
+    monkeypatch.setattr(AIHCHook, "alist_job_page", spy)
+    hook = shared_async_hook(CONN)
+    subscriptions = [subscribe(hook, POOL_A, job_id, 1.0) for job_id in ids]
+    try:
+        await asyncio.gather(*(s.next() for s in subscriptions))
+    finally:
+        for subscription in subscriptions:
+            subscription.close()
+    assert held_at_next[:1] == [0]
