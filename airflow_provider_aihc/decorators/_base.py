@@ -3,10 +3,11 @@ the factory call.
 
 Built as Airflow's own providers build theirs (cncf.kubernetes ``@task.kubernetes_cmd``,
 docker ``@task.docker``): a :class:`DecoratedOperator` that is also the provider's operator,
-made by ``task_decorator_factory``, imported through ``airflow.providers.common.compat``
-(Airflow 2.11 and 3.x).  The operator's ``execute`` does everything else (identity labels,
-adoption of an earlier try's job, the wait, deferral, results), so a decorated task creates
-exactly one job per try series and mapped index, as the operator does.
+made by ``task_decorator_factory``, imported through ``version_compat`` (common.compat's
+choice: ``airflow.sdk.bases.decorator`` on 3.x, ``airflow.decorators.base`` on 2.11).  The
+operator's ``execute`` does everything else (identity labels, adoption of an earlier try's
+job, the wait, deferral, results), so a decorated task creates exactly one job per try
+series and mapped index, as the operator does.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ParamSpec, Protocol, overload
 
-from airflow.providers.common.compat.sdk import DecoratedOperator, task_decorator_factory
-
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
+from airflow_provider_aihc.version_compat import DecoratedOperator, task_decorator_factory
 
 P = ParamSpec("P")
 

@@ -17,7 +17,6 @@ from airflow_provider_aihc.job_parameters import (
     JOB_FIELDS,
     JOB_PARAMETERS,
     SEALED_PARAMETERS,
-    param_docs,
 )
 from airflow_provider_aihc.links.aihc import AIHCJobLink
 from airflow_provider_aihc.operators._sealed import SealedAttribute, seal
@@ -70,6 +69,9 @@ def ahead_of_execution_timeout(seconds: float) -> float:
     return seconds - margin
 
 
+# The docstring's entries from ``name`` to ``advanced_settings`` are the rows' own,
+# ``param_docs(JOB_PARAMETERS, operator=True)``, written out rather than made at every DAG
+# parse (~0.3 ms); tests/unit/test_parse_docs.py holds them equal to the rows.
 class AIHCCreateJobOperator(BaseOperator):
     """Create an AIHC training job, once per task instance, and optionally wait for it.
 
@@ -94,7 +96,56 @@ class AIHCCreateJobOperator(BaseOperator):
 
     :param resource_pool_id: the pool; defaults to the connection's ``resource_pool_id``
         (templated).
-    {job_parameters}
+    :param name: job name; lowercase letters, digits and ``-``, at most 50 (templated).
+        Default: ``<task id>-<hash of the task instance>``, unique per task instance.  A
+        given name must be unique per run too (e.g. derived from ``run_id``): ``ds`` is
+        missing from runs without a logical date (manual, API and asset-triggered runs on
+        Airflow 3).
+    :param image: container image (templated).
+    :param command: command every replica runs (templated).
+    :param job_queue: AIHC queue, AIHC's ``queue``; ``default`` unless ``body`` sets it
+        (templated).  Not ``queue``: that is the Celery queue of the task itself.
+    :param replicas: number of replicas, >= 1; 1 unless ``body`` sets it (templated).
+    :param job_resources: resources per replica, AIHC's ``resources``, e.g.
+        ``{"baidu.com/a800_80g_cgpu": 8}`` or ``[{"name", "quantity"}]`` (templated).  Not
+        ``resources``: that is Airflow's own task resources.
+    :param envs: environment, ``{"NAME": "value"}`` or ``[{"name", "value"}]``; number and
+        boolean values are sent as strings (templated).
+    :param priority: ``high``, ``normal`` or ``low``; ``normal`` unless ``body`` sets it
+        (templated).
+    :param job_framework: ``PyTorchJob`` or ``MPIJob``; with the connection's
+        ``api_version`` v2 also ``TFJob`` or ``RayJob``; ``PyTorchJob`` unless ``body`` sets
+        it (templated).
+    :param enable_rdma: use RDMA (templated).
+    :param datasources: volumes, e.g. ``[{"type": "pfs", "name": "pfs-x", "mountPath":
+        "/mnt/cluster"}]`` (camelCase or snake_case keys) (templated).
+    :param labels: job labels, ``{"team": "nlp"}`` or ``[{"key", "value"}]`` (templated).
+        The task instance's identity labels (``airflow-*``) are added.
+    :param fault_tolerance: restart on faults (templated).
+    :param fault_tolerance_config: advanced fault tolerance; v2 takes ``faultToleranceArgs``
+        (in ``body``) instead (templated).
+    :param enable_bccl: inject BCCL; needs >= 2 replicas, RDMA, 8 GPUs each (templated).
+    :param image_config: private registry credentials ``{"username", "password"}``
+        (templated).  The password is masked like the secret key.
+    :param tensorboard_config: ``{"enableTensorboard", "logPath"}`` (templated).
+    :param alert_config: an alert rule created with the job (templated).
+    :param retention_period: how long AIHC keeps the ended job, e.g. ``1d`` (templated).
+    :param max_running_time: the longest the job may run before AIHC stops it, ``<n>m``,
+        ``<n>h`` or ``<n>d`` (e.g. ``12h``); v1 only (templated).  AIHC's
+        ``runningTimeoutStopTimeUnit`` (bce-sdk-go ``aiJob.go:182``): AIHC stops the job
+        itself, whether or not a task still waits for it.
+    :param code_source: code mounted into the job, e.g. ``{"filePath": ..., "mountPath":
+        "/workspace"}`` or a BOS object (``bosBucket``, ``bosObjectName``, ``bosEndpoint``,
+        ``bosTemporaryToken``); v1 only (templated).  The BOS temporary token is masked like
+        the secret key.
+    :param log_collection_file_patterns: files whose lines AIHC collects as the job's log,
+        e.g. ``["/workspace/logs/*.log"]``; v1 only (templated).
+    :param required_node_affinity: nodes the job must run on (a list of node names); v1 only
+        (templated).
+    :param preferred_node_affinity: nodes the job prefers to run on (a list of node names);
+        v1 only (templated).
+    :param advanced_settings: a RayJob's ``{"runtimeEnv": "<Ray runtime env JSON>",
+        "SubmitterBackoffLimit": n}``; api_version v2 only (templated).
     :param body: a whole create request in wire form: a dict, a JSON string, an XCom value
         or the path of a ``.json`` file (rendered with Jinja) (templated).
     :param wait_for_completion: wait until the job ends; fail if it does not succeed.
@@ -560,9 +611,6 @@ class AIHCCreateJobOperator(BaseOperator):
 
 
 seal(AIHCCreateJobOperator, SEALED_PARAMETERS)
-AIHCCreateJobOperator.__doc__ = (AIHCCreateJobOperator.__doc__ or "").replace(
-    "    {job_parameters}", param_docs(JOB_PARAMETERS, operator=True)
-)
 
 
 def __getattr__(name: str) -> Any:
