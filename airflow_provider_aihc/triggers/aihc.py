@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 CLASSPATH = "airflow_provider_aihc.triggers.aihc.AIHCJobTrigger"
 #: ``TaskInstanceState.DEFERRED``: the task still waits on this trigger.
 DEFERRED = "deferred"
-#: Stops that outlive the trigger's own task (:meth:`AIHCJobTrigger._stop_job_shielded`),
+#: Stops that outlive the trigger's own task
+#: (:meth:`AIHCJobTrigger._carry_through_cancellations`),
 #: kept here so that the event loop does not drop them half-way.
 _STOPPING: set[asyncio.Task[None]] = set()
 #: How many times a stop is sent when cancellations cut it off.
@@ -290,28 +291,41 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         await self._stop_unless_still_deferred(stop_when_unasked=False)
 
     async def _stop_unless_still_deferred(self, *, stop_when_unasked: bool) -> None:
-        """Stop the job unless its task instance is still ``deferred``.
+        """Stop the job unless its task instance is still ``deferred``, the state read
+        included in what a repeated cancellation cannot cut off
+        (:meth:`_carry_through_cancellations`): a read cut off left the job running
+        (``make test-chaos`` seed 867929: a cleared task's first job ran to its end).
 
         :param stop_when_unasked: what to do when there is no task instance to ask (the
             trigger run outside a triggerer, as in tests and ``airflow dags test``):
             ``on_kill`` is only ever called for a kill, so it stops; ``cleanup`` runs on
             every removal, so it does not.
         """
+        await self._carry_through_cancellations(self._judge_and_stop(stop_when_unasked))
+
+    async def _judge_and_stop(self, stop_when_unasked: bool) -> None:
         ti = self.task_instance
         if ti is None:
             if stop_when_unasked:
-                await self._stop_job_shielded("its task was killed")
+                await self._stop_job_through_exit("its task was killed")
             return
-        try:
-            state = await aget_task_state(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
-        except Exception:
-            self.log.warning(
-                "Could not read the state of task %s; AIHC job %s keeps running",
-                ti.task_id,
-                self.job_id,
-                exc_info=True,
-            )
-            return
+        state: str | None = None
+        for attempt in range(1, STOP_ATTEMPTS_THROUGH_EXIT + 1):
+            try:
+                state = await aget_task_state(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
+            except asyncio.CancelledError:  # an exiting runner cancels every task once
+                if attempt == STOP_ATTEMPTS_THROUGH_EXIT:
+                    raise
+                continue
+            except Exception:
+                self.log.warning(
+                    "Could not read the state of task %s; AIHC job %s keeps running",
+                    ti.task_id,
+                    self.job_id,
+                    exc_info=True,
+                )
+                return
+            break
         if state == DEFERRED:
             self.log.info(
                 "Trigger removed while its task is still deferred (triggerer restart, "
@@ -319,11 +333,11 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
                 self.job_id,
             )
             return
-        await self._stop_job_shielded(f"its task is now {state or 'cleared'}")
+        await self._stop_job_through_exit(f"its task is now {state or 'cleared'}")
 
-    async def _stop_job_shielded(self, why: str) -> None:
-        """:meth:`_stop_job`, carried to its end even when this trigger's task is cancelled
-        again meanwhile.
+    async def _carry_through_cancellations(self, work: Coroutine[Any, Any, None]) -> None:
+        """``work`` (deciding and stopping), carried to its end even when this trigger's
+        task is cancelled again meanwhile.
 
         Airflow 3.3's triggerer cancels a removed trigger's task at every sync with its
         runner (about once a second) until the task ends, so ``on_kill`` has about a
@@ -335,7 +349,7 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
         its triggers, so the stop lands before the process ends.  The hook's timeouts and
         retries bound how long.  Only a SIGKILL of the triggerer cuts it short.
         """
-        stop = asyncio.ensure_future(self._stop_job_through_exit(why))
+        stop = asyncio.ensure_future(work)
         _STOPPING.add(stop)
         stop.add_done_callback(_STOPPING.discard)
         cancelled: asyncio.CancelledError | None = None

@@ -347,6 +347,31 @@ async def test_a_removed_trigger_stops_its_job_only_when_the_task_left_deferred(
     assert aihc_emulator.backend.job(job_id)["status"] == expected
 
 
+async def test_on_kill_reads_the_state_and_stops_through_repeated_cancellations(
+    aihc_emulator: EmulatorServer, create: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Airflow 3.3 cancels a removed trigger's task again at each sync: a slow state read
+    must not be cut off, or the job runs on (``make test-chaos`` seed 867929: a cleared
+    task's first job ran to its end after "Trigger cancelled by user action")."""
+    job_id = create("slow-read")
+    aihc_emulator.backend.set_status(job_id, "Running", hold=True)
+
+    async def slow_state(*key: Any) -> str | None:
+        await asyncio.sleep(0.3)
+        return "scheduled"  # cleared, the new series queued
+
+    monkeypatch.setattr(trigger_module, "aget_task_state", slow_state)
+    trigger = AIHCJobTrigger(job_id, POOL, **FAST)
+    trigger.task_instance = TaskInstanceKey()
+    on_kill = asyncio.ensure_future(trigger.on_kill())
+    for _ in range(3):  # the triggerer's next syncs, while the state is read
+        await asyncio.sleep(0.05)
+        on_kill.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await on_kill
+    assert aihc_emulator.backend.job(job_id)["status"] == "ManualTermination"
+
+
 async def test_on_kill_keeps_the_job_when_the_task_state_cannot_be_read(
     aihc_emulator: EmulatorServer, create: Callable[..., str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
