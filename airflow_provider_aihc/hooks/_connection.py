@@ -12,6 +12,7 @@ field.  Checks that keep secrets out of error text and clear text off the networ
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -51,6 +52,8 @@ SHOWN_TEXT_MAX = 12
 #: The error types of :class:`ConnectionExtras`: a value that would break a header (reported
 #: alone, before anything else is read), and any other wrong extra.
 HEADER_ERROR, EXTRA_ERROR = "aihc_header", "aihc_extra"
+#: The extras whose values are secrets, handed to Airflow's masker as soon as they are read.
+SECRET_EXTRAS = ("security_token", "job_tag_key")
 #: The shortest ``job_tag_key``: 128 bits of hex, or as many characters of a passphrase.
 JOB_TAG_KEY_MIN_LENGTH = 32
 
@@ -216,13 +219,41 @@ def read_extras(
         return None, problems, header
 
 
+def extras_of(conn: Any) -> Mapping[str, Any]:
+    """A connection's extras, parsed here rather than through ``extra_dejson``, which hands
+    every extra value to Airflow's masker: ``"v2"`` or ``"3"`` then logs "Skipping masking
+    for a secret as it's too short" in every task (issue #38 point 7).  The extras that are
+    secret (:data:`SECRET_EXTRAS`) are masked here, by name.  Extras
+    that are not JSON fall back to ``extra_dejson``, which logs Airflow's own error.
+
+    :param conn: an Airflow ``Connection`` (or anything with its ``extra_dejson``).
+    """
+    raw = getattr(conn, "extra", None)
+    if isinstance(raw, Mapping):
+        return raw
+    if not isinstance(raw, str) or not raw:
+        return getattr(conn, "extra_dejson", None) or {}
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return conn.extra_dejson or {}
+    if not isinstance(parsed, dict):
+        return {}
+    from airflow_provider_aihc.version_compat import mask_secret
+
+    for name in SECRET_EXTRAS:  # before anything can fail and print them
+        if isinstance(parsed.get(name), str) and parsed[name]:
+            mask_secret(parsed[name])
+    return parsed
+
+
 def config_from_connection(conn: Any) -> ConnectionConfig:
     """Read an ``aihc`` Airflow connection.
 
     :param conn: an Airflow ``Connection``.
     :raises AIHCConfigError: naming every field that is missing or wrong.
     """
-    extra: Mapping[str, Any] = conn.extra_dejson or {}
+    extra = extras_of(conn)
     extras, wrong, header = read_extras(extra, conn.host)
     header = (
         value_problems({"login (the Access Key ID)": conn.login, "host": conn.host})

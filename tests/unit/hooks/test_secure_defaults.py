@@ -243,3 +243,29 @@ def test_a_refused_header_is_described_without_its_value() -> None:
     )
     assert "STS-LEADING" not in _describe(err)
     assert _describe(err).startswith("InvalidHeader")
+
+
+def test_short_ordinary_extras_do_not_make_airflow_warn_and_secret_ones_are_masked(
+    caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue #38 point 7: Airflow's ``extra_dejson`` hands every extra value to the
+    masker, so ``api_version: "v2"`` warned "too short" in every task; the extras are read
+    without it, and the secret ones are masked by name."""
+    from airflow_provider_aihc.version_compat import AIRFLOW_V_3_0_PLUS, redact
+
+    if AIRFLOW_V_3_0_PLUS:
+        from airflow.sdk import Connection
+    else:
+        from airflow.models import Connection
+
+    token = "sts-token-" + "x" * 20
+    conn = Connection(
+        conn_id="aihc_short_extras", conn_type="aihc", login=AK, password=SK,
+        host="aihc.bj.baidubce.com",
+        extra=json.dumps({"api_version": "v2", "resource_pool_id": POOL, "security_token": token}),
+    )  # fmt: skip
+    with caplog.at_level(logging.WARNING):
+        config = config_from_connection(conn)
+    assert config.api_version == "v2"
+    assert "too short" not in caplog.text + capsys.readouterr().out
+    assert token not in str(redact(f"token={token}"))
