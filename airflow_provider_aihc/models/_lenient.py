@@ -7,6 +7,8 @@ number where a string was expected, or ``""`` for a time that has not happened y
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -25,6 +27,7 @@ __all__ = [
     "Number",
     "OptionalFlag",
     "OptionalInt",
+    "Quantities",
     "Str",
     "StrMap",
     "Strs",
@@ -100,6 +103,22 @@ def _str_map(value: object) -> object:
     return {k: _text(v) for k, v in value.items()} if isinstance(value, Mapping) else value
 
 
+def _quantities(value: object) -> object:
+    """Kubernetes-style quantities: a number written as a string (``"16"``) read as the
+    number, anything else (``"8Gi"``) kept as written."""
+    if not isinstance(value, Mapping):
+        return value or {}
+    read: dict[str, object] = {}
+    for name, amount in value.items():
+        read[str(name)] = amount
+        if isinstance(amount, str):
+            with contextlib.suppress(ValueError):
+                number = float(amount)
+                if math.isfinite(number):
+                    read[str(name)] = int(number) if number.is_integer() else number
+    return read
+
+
 Str = Annotated[str, BeforeValidator(_text)]
 Int = Annotated[int, BeforeValidator(lambda value: _count(value) or 0)]
 OptionalInt = Annotated[int | None, BeforeValidator(_count)]
@@ -110,6 +129,7 @@ Number = Annotated[int | float, BeforeValidator(lambda value: _number(value))]
 Strs = Annotated[list[str], BeforeValidator(_strs)]
 StrMap = Annotated[dict[str, str], BeforeValidator(_str_map)]
 AnyMap = Annotated[dict[str, Any], BeforeValidator(lambda value: value or {})]
+Quantities = Annotated[dict[str, int | float | str], BeforeValidator(_quantities)]
 EMPTY_LIST_OK = BeforeValidator(lambda value: value or [])
 EMPTY_OBJECT_OK = BeforeValidator(lambda value: value or {})
 

@@ -25,7 +25,7 @@ from pydantic import AliasChoices, Field, model_validator
 from airflow_provider_aihc.models._base import _ResponseModel
 from airflow_provider_aihc.models._lenient import EMPTY_LIST_OK as _EMPTY_OK
 from airflow_provider_aihc.models._lenient import EMPTY_OBJECT_OK as _OBJECT_OK
-from airflow_provider_aihc.models._lenient import AnyMap, Int, Str, Timestamp
+from airflow_provider_aihc.models._lenient import Int, Quantities, Str, Timestamp
 
 __all__ = [
     "MANAGED_POOL_TYPES",
@@ -186,10 +186,13 @@ class Queue(_ResponseModel):
     """``Regular``, ``Elastic`` or ``Physical``."""
     parent_queue: Str = ""
     """Parent queue (``root`` by default)."""
-    capability: AnyMap = Field(default_factory=dict)
-    """Resource quota: the most the queue may use."""
-    allocated: AnyMap = Field(default_factory=dict)
-    """Resources in use."""
+    capability: Quantities = Field(default_factory=dict)
+    """Resource quota: the most the queue may use, resource name to quantity.  v1 sends
+    strings (``ResourceList`` is ``map[string]string`` in bce-sdk-go
+    ``services/aihc/api/v1/queue.go``), v2 a ``ResourceAmount`` read as the same map: a
+    number is read as a number on both, any other quantity (``"8Gi"``) kept as written."""
+    allocated: Quantities = Field(default_factory=dict)
+    """Resources in use, in the same form."""
     children: Annotated[list[Queue], _EMPTY_OK] = Field(default_factory=list)
     """Child queues (on managed pools, the submittable ones)."""
 

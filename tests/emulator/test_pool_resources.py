@@ -106,8 +106,8 @@ def test_a_kunlun_pool_offers_its_xpu_in_its_cards_nodes_and_queue_quotas() -> N
         queues = client.ok("GET", path + "/queue")["result"]["queues"]
         capabilities = {q["name"]: q["capability"] for q in queues}
         assert capabilities == {
-            "default": {"cpu": 1024, "memory": 8192, XPU: 32},
-            "small": {"cpu": 1024, "memory": 8192, XPU: 4},  # its quota, on the pool's card
+            "default": {"cpu": "1024", "memory": "8192", XPU: "32"},
+            "small": {"cpu": "1024", "memory": "8192", XPU: "4"},  # its quota, on the pool's card
         }
         # A job on the XPU is held by its queue; a GPU job is refused naming the XPU.
         xpu_job = job_body("on-xpu")
@@ -120,7 +120,7 @@ def test_a_kunlun_pool_offers_its_xpu_in_its_cards_nodes_and_queue_quotas() -> N
         client.get(job_id, KUNLUN_POOL)
         client.get(job_id, KUNLUN_POOL)
         queue = client.ok("GET", path + "/queue/default")["result"]["queue"]
-        assert queue["allocated"] == {"cpu": 0, "memory": 0, XPU: 8}
+        assert queue["allocated"] == {"cpu": "0", "memory": "0", XPU: "8"}
         refused = client.request(
             "POST", "/api/v1/aijobs", {"resourcePoolId": KUNLUN_POOL}, job_body("on-gpu")
         )

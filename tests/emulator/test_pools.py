@@ -45,8 +45,8 @@ def test_queues_use_request_id_spelled_requestID(client: Client) -> None:
     queue = client.ok("GET", f"/api/v1/resourcepools/{POOL}/queue/research")
     assert set(queue) == {"requestID", "result"}
     info = queue["result"]["queue"]
-    assert info["capability"]["baidu.com/a800_80g_cgpu"] == 16
-    assert info["allocated"]["baidu.com/a800_80g_cgpu"] == 0
+    assert info["capability"]["baidu.com/a800_80g_cgpu"] == "16"  # ResourceList: map[string]string
+    assert info["allocated"]["baidu.com/a800_80g_cgpu"] == "0"
     assert info["createdTime"].endswith("Z")
     missing = client.request("GET", f"/api/v1/resourcepools/{POOL}/queue/nope")
     assert (missing.status_code, missing.json()["code"]) == (404, "QueueNotFound")
@@ -57,7 +57,7 @@ def test_queue_allocation_follows_running_jobs(client: Client) -> None:
     client.get(job_id)
     client.get(job_id)
     info = client.ok("GET", f"/api/v1/resourcepools/{POOL}/queue/research")["result"]["queue"]
-    assert info["allocated"]["baidu.com/a800_80g_cgpu"] == 8
+    assert info["allocated"]["baidu.com/a800_80g_cgpu"] == "8"
 
 
 def test_serverless_queue_by_id(client: Client) -> None:

@@ -271,6 +271,24 @@ def test_queues() -> None:
     assert QueueList.model_validate({"queues": None}).queues == []
 
 
+def test_a_queues_quantities_are_numbers_whichever_form_aihc_sends() -> None:
+    """v1's ``ResourceList`` is ``map[string]string`` (bce-sdk-go ``api/v1/queue.go``); v2's
+    amounts arrive as numbers: a quota reads the same either way, and a quantity that is
+    not a number is kept as written."""
+    as_strings = QueueList.model_validate(
+        {"queues": [{"name": "q", "capability": {"baidu.com/a800_80g_cgpu": "16", "cpu": "1.5",
+                                                  "memory": "8Gi", "odd": "nan"},
+                     "allocated": {"baidu.com/a800_80g_cgpu": "8"}}]}
+    ).queues[0]  # fmt: skip
+    assert as_strings.capability == {
+        "baidu.com/a800_80g_cgpu": 16, "cpu": 1.5, "memory": "8Gi", "odd": "nan"}  # fmt: skip
+    assert as_strings.allocated == {"baidu.com/a800_80g_cgpu": 8}
+    as_numbers = QueueList.model_validate(
+        {"queues": [{"name": "q", "capability": {"baidu.com/a800_80g_cgpu": 16}}]}
+    ).queues[0]
+    assert as_numbers.capability == {"baidu.com/a800_80g_cgpu": 16}
+
+
 # ---- JobBrief: what a poll reads, by the same rules as JobInfo -------------------------------
 
 _scalars = st.one_of(

@@ -7,8 +7,10 @@ field names follow the doc table plus what the aihc CLI 1.1.1 reads (``resourcep
 ``resourcepool_queue.py``): a pool's ``metadata{id, name, createdAt}``, ``spec{region,
 associatedPfsId, associatedCpromIds}``, ``status{phase, gpuCount{used, total},
 nodeCount{used, total}}``; a queue's ``name``, ``createdTime``,
-``capability``/``deserved``/``allocated`` maps (resource name -> integer) and
-``description``.
+``capability``/``deserved``/``allocated`` maps and ``description``.  Those maps are
+``ResourceList``, ``map[string]string`` in bce-sdk-go ``services/aihc/api/v1/queue.go``
+(quantities as strings, as Kubernetes writes them); the aihc CLI reads them with ``int()``,
+which takes either, so the Go SDK's type decides.
 """
 
 from __future__ import annotations
@@ -159,9 +161,9 @@ def queue_info(pool: Pool, queue: Queue, held: dict[str, int]) -> dict[str, Any]
         "name": queue.name,
         "queueType": QUEUE_TYPE,
         "state": QUEUE_STATE,
-        "capability": offered,
-        "deserved": dict(offered),
-        "allocated": {name: held.get(name, 0) for name in offered},
+        "capability": {name: str(count) for name, count in offered.items()},
+        "deserved": {name: str(count) for name, count in offered.items()},
+        "allocated": {name: str(held.get(name, 0)) for name in offered},
         "createdTime": CREATED_AT,
         "description": queue.description,
         "parentQueue": PARENT_QUEUE,
