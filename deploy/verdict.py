@@ -228,6 +228,11 @@ def _killed_tasks_stopped(verdict: Verdict, api: Airflow, record: Record) -> Non
                                  f"ended {job['status']}")  # fmt: skip
     verdict.figures["jobs of killed tasks"] = dict(stopped)
     verdict.figures["stopped where no on_kill ran (the sweep's)"] = left_to_sweep
+    # Shown, not hidden: a cleared series' job no on_kill stopped ran to its own end while
+    # the new series waited to start (the sweep leaves a queued task's job alone).
+    verdict.figures["cleared series' jobs that ended by themselves before the new series"] = (
+        sorted(verdict.excused) or 0
+    )
 
 
 def _on_kill_logged(api: Airflow, ti: TI) -> bool:
