@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
@@ -34,8 +34,11 @@ DEFERRED = "deferred"
 #: (:meth:`AIHCJobTrigger._carry_through_cancellations`),
 #: kept here so that the event loop does not drop them half-way.
 _STOPPING: set[asyncio.Task[None]] = set()
-#: How many times a stop is sent when cancellations cut it off.
+#: How many times a stop, or the task-state read before it, is made when cancellations cut
+#: it off.
 STOP_ATTEMPTS_THROUGH_EXIT = 3
+
+T = TypeVar("T")
 
 
 class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
@@ -309,23 +312,18 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             if stop_when_unasked:
                 await self._stop_job_through_exit("its task was killed")
             return
-        state: str | None = None
-        for attempt in range(1, STOP_ATTEMPTS_THROUGH_EXIT + 1):
-            try:
-                state = await aget_task_state(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
-            except asyncio.CancelledError:  # an exiting runner cancels every task once
-                if attempt == STOP_ATTEMPTS_THROUGH_EXIT:
-                    raise
-                continue
-            except Exception:
-                self.log.warning(
-                    "Could not read the state of task %s; AIHC job %s keeps running",
-                    ti.task_id,
-                    self.job_id,
-                    exc_info=True,
-                )
-                return
-            break
+        try:
+            state = await _again_when_cancelled(
+                lambda: aget_task_state(ti.dag_id, ti.task_id, ti.run_id, ti.map_index)
+            )
+        except Exception:
+            self.log.warning(
+                "Could not read the state of task %s; AIHC job %s keeps running",
+                ti.task_id,
+                self.job_id,
+                exc_info=True,
+            )
+            return
         if state == DEFERRED:
             self.log.info(
                 "Trigger removed while its task is still deferred (triggerer restart, "
@@ -362,19 +360,13 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             raise cancelled
 
     async def _stop_job_through_exit(self, why: str) -> None:
-        """:meth:`_stop_job`, sent again when a cancellation cut it off: a triggerer's
-        runner that exits cancels each of its tasks once (``asyncio.run``), then waits for
-        them, and its supervisor gives it ten seconds."""
-        for _ in range(STOP_ATTEMPTS_THROUGH_EXIT - 1):
-            try:
-                await self._stop_job(why)
-            except asyncio.CancelledError:
-                self.log.warning(
-                    "Stopping AIHC job %s was cancelled; sending it again", self.job_id
-                )
-                continue
-            return
-        await self._stop_job(why)
+        """:meth:`_stop_job`, sent again when a cancellation cut it off
+        (:func:`_again_when_cancelled`)."""
+
+        def cancelled() -> None:
+            self.log.warning("Stopping AIHC job %s was cancelled; sending it again", self.job_id)
+
+        await _again_when_cancelled(lambda: self._stop_job(why), cancelled)
 
     async def _stop_job(self, why: str) -> None:
         from airflow_provider_aihc.exceptions import AIHCError
@@ -390,3 +382,23 @@ class AIHCJobTrigger(BaseTrigger):  # type: ignore[misc]
             self.log.error("Could not stop AIHC job %s (%s); stop it by hand", self.job_id, err)
         else:
             self.log.info("Stopped AIHC job %s: %s", self.job_id, why)
+
+
+async def _again_when_cancelled(
+    attempt: Callable[[], Awaitable[T]], cancelled: Callable[[], None] | None = None
+) -> T:
+    """``attempt()``, made again when a cancellation cut it off, at most
+    :data:`STOP_ATTEMPTS_THROUGH_EXIT` times (the last cancellation is raised): a
+    triggerer's runner that exits cancels each of its tasks once (``asyncio.run``), then
+    waits for them, and its supervisor gives it ten seconds.
+
+    :param attempt: makes a fresh awaitable for each attempt.
+    :param cancelled: called after each cancelled attempt that is made again.
+    """
+    for _ in range(STOP_ATTEMPTS_THROUGH_EXIT - 1):
+        try:
+            return await attempt()
+        except asyncio.CancelledError:
+            if cancelled is not None:
+                cancelled()
+    return await attempt()
