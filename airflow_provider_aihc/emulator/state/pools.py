@@ -140,6 +140,13 @@ def usage(pool: Pool, jobs: Iterable[Job]) -> PoolUsage:
     return PoolUsage(gpus_used, nodes_used)
 
 
+def is_card(name: str) -> bool:
+    """Whether a node resource name is an accelerator card's: an extended, domain-prefixed
+    name (``baidu.com/a800_80g_cgpu``, a Kunlun XPU's) other than the RDMA NICs'
+    (``rdma/hca``); ``cpu``, ``memory`` and ``sharedMemory`` are not."""
+    return "/" in name and not name.startswith("rdma/")
+
+
 def capability(queue: Queue) -> dict[str, int]:
     """What the queue may use, by resource name (CPU, memory and its GPUs)."""
     return {**QUEUE_BASE, **queue.gpus}
@@ -157,10 +164,8 @@ def allocated(pool: Pool, queue: Queue, jobs: Iterable[Job]) -> dict[str, int]:
         if queue.answers_to(job.request.queue):
             for resource in job.request.resources:
                 name = str(resource.get("name"))
-                if "/" in name and not name.startswith("rdma/"):  # every accelerator kind
-                    held[str(resource["name"])] += _int(resource.get("quantity")) * (
-                        job.request.replicas
-                    )
+                if is_card(name):  # every accelerator kind
+                    held[name] += _int(resource.get("quantity")) * job.request.replicas
     return {name: held.get(name, 0) for name in {**capability(queue), **held}}
 
 

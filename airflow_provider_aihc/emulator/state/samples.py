@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from .jobs import Job
 from .pods import pods_of
-from .pools import DEFAULT_GPU, QUEUE_BASE, Pool, PoolUsage, Queue
+from .pools import DEFAULT_GPU, QUEUE_BASE, Pool, PoolUsage, Queue, is_card
 
 #: ``metricType`` values, bce-openapi-meta ``i18n/zh-CN/aihc/DescribeJobMetrics.json:9``.
 METRIC_TYPES = (
@@ -110,7 +110,7 @@ class Cards:
 
 def pool_cards(pool: Pool) -> tuple[str, ...]:
     """The accelerator names among the resource names the pool's nodes offer, in order."""
-    return tuple(name for name in pool.resources if "/" in name and not name.startswith("rdma/"))
+    return tuple(name for name in pool.resources if is_card(name))
 
 
 def pool_nodes(pool: Pool, used: PoolUsage) -> list[Node]:

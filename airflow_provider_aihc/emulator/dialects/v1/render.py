@@ -156,13 +156,13 @@ def pool_info(pool: Pool, used: PoolUsage) -> dict[str, Any]:
 
 def queue_info(pool: Pool, queue: Queue, held: dict[str, int]) -> dict[str, Any]:
     """The wire form of a queue (list item and ``GetQueue``'s ``queue``)."""
-    offered = queue_quota(pool, queue)
+    offered = {name: str(count) for name, count in queue_quota(pool, queue).items()}
     info: dict[str, Any] = {
         "name": queue.name,
         "queueType": QUEUE_TYPE,
         "state": QUEUE_STATE,
-        "capability": {name: str(count) for name, count in offered.items()},
-        "deserved": {name: str(count) for name, count in offered.items()},
+        "capability": offered,
+        "deserved": dict(offered),
         "allocated": {name: str(held.get(name, 0)) for name in offered},
         "createdTime": CREATED_AT,
         "description": queue.description,
