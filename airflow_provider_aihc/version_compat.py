@@ -241,9 +241,12 @@ def is_sensitive_name(name: str) -> bool:
 
 def min_masked_length() -> int:
     """The shortest value Airflow's masker masks (``[logging] min_length_masked_secret``,
-    5 by default): shorter ones would hide every such string in the log.  ``conf`` is read
-    through the module's ``__getattr__`` (a bare name inside the module is not)."""
-    return int(__getattr__("conf").getint("logging", "min_length_masked_secret", fallback=5))
+    5 by default): shorter ones would hide every such string in the log.  A bare ``conf``
+    inside the module is not served by its ``__getattr__``, and calling that each time
+    would look it up again: on 2.11 a failed ``airflow.sdk`` import, whose traceback is
+    cyclic garbage, in every trigger that copies logs."""
+    conf = globals().get("conf") or __getattr__("conf")
+    return int(conf.getint("logging", "min_length_masked_secret", fallback=5))
 
 
 def stats() -> Any:

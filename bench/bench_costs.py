@@ -18,7 +18,8 @@ event loop:
 Each phase measures, once its triggers are running (after two polls):
 
 * **objects per job**: GC-tracked objects alive, less those before the phase (after a
-  collection), per job;
+  collection), per job: the least of a sample after two polls and one after each poll
+  that follows (what the triggers hold at rest, not what a read in flight holds);
 * **bytes per job**: ``tracemalloc``'s traced memory, the same way;
 * **cyclic garbage per job-poll**: with the collector off, what ``gc.collect()`` finds
   unreachable after each poll interval (reference cycles our code left behind);
@@ -101,8 +102,10 @@ async def _measure(
     tasks = start()
     await asyncio.sleep(3 * poll + 0.5)  # every watcher has joined, polled, read its pods
     gc.collect()
-    objects = (len(gc.get_objects()) - objects_before) / jobs
-    size = (tracemalloc.get_traced_memory()[0] - bytes_before) / jobs
+    # What the triggers hold at rest: the least of a sample now and one after each poll.
+    # A sample catches some triggers mid-read (more of them on a loaded machine), which
+    # CPU counts; a leak grows every sample, the least too.
+    objects, size = len(gc.get_objects()), tracemalloc.get_traced_memory()[0]
     counts_before = client.request_counts()
     gc.disable()
     gc.collect()
@@ -114,6 +117,8 @@ async def _measure(
             await asyncio.sleep(poll)
             cpu += time.process_time() - started  # (the collection after it left out)
             garbage += gc.collect()
+            objects = min(objects, len(gc.get_objects()))
+            size = min(size, tracemalloc.get_traced_memory()[0])
     finally:
         gc.enable()
     polls = max(1, polls_done() - polls_before)
@@ -124,8 +129,8 @@ async def _measure(
     await asyncio.sleep(poll)  # what the tasks' ends let go of (watcher, sessions' calls)
     requests = {op: counts.get(op, 0) - counts_before.get(op, 0) for op in counts}
     figures = {
-        "objects_per_job": objects,
-        "bytes_per_job": size,
+        "objects_per_job": (objects - objects_before) / jobs,
+        "bytes_per_job": (size - bytes_before) / jobs,
         "cyclic_garbage_per_job_poll": garbage / polls,
         "requests_per_job_poll": sum(requests.values()) / polls,
         "log_requests_per_job_poll": requests.get("GetPodLogs", 0) / polls,

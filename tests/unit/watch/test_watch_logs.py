@@ -245,3 +245,26 @@ async def test_sync_and_async_polls_share_the_streamer(
     hook.get_job(job_id)
     await streamer.apoll(hook, pods)
     assert copied(log) == log_lines(aihc_emulator, job_id, "twins-master-0")
+
+
+def test_reading_a_jobs_secrets_again_leaves_no_cyclic_garbage() -> None:
+    """Each log-copying trigger reads its job's secrets once: Airflow's ``conf`` is looked
+    up once per process, not again (on 2.11 each lookup was a failed ``airflow.sdk``
+    import whose traceback held the job in a reference cycle, found by the costs bench)."""
+    import gc
+
+    from airflow_provider_aihc.models.job_parts import JobEnv
+    from airflow_provider_aihc.watch.logs import secrets_pattern
+
+    envs = [JobEnv(name="HF_TOKEN", value="hf_secret_value"), JobEnv(name="N", value="1")]
+    assert secrets_pattern(envs) is not None  # the first call may import
+    gc.collect()
+    gc.disable()
+    try:
+        pattern = secrets_pattern(envs)
+        garbage = gc.collect()
+    finally:
+        gc.enable()
+    assert pattern is not None
+    assert pattern.pattern == "hf_secret_value"
+    assert garbage == 0
