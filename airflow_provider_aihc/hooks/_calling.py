@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from functools import cached_property
+from functools import cache, cached_property
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError, create_model
 
 from airflow_provider_aihc.exceptions import (
     AIHCAuthError,
@@ -159,7 +159,7 @@ class CallingHook(BaseHook):  # type: ignore[misc]
         dialect = dialect_for(config.api_version)
         request = _request(config, dialect, self.aihc_conn_id, call)
         result = _transport.send(self.session, config, request, clock=self.clock, sleep=self.sleep)
-        return _parse(call, dialect.answer(call.endpoint, result))
+        return _parse(call, dialect, request, result)
 
     async def asend(self, call: Call[T]) -> T:
         """Async :meth:`send`, over the running loop's shared ``aiohttp`` session."""
@@ -169,7 +169,7 @@ class CallingHook(BaseHook):  # type: ignore[misc]
         result = await _transport.asend(
             self.aihc_conn_id, config, request, clock=self.clock, sleep=self.asleep
         )
-        return _parse(call, dialect.answer(call.endpoint, result))
+        return _parse(call, dialect, request, result)
 
     def _list_all(
         self,
@@ -221,15 +221,44 @@ def _request(
             f"{endpoint.operation} needs {', '.join(missing)}{where}; none was given"
         )
     queue_id = getattr(call, QUEUE, None)
-    return dialect.request(
+    request = dialect.request(
         endpoint, pool, queue_id, call.params(), call.payload(), call.path_args()
     )
+    if call.envelope_model is not None and dialect.name == "v1":
+        request = replace(request, read=envelope_reader(call.envelope_model))
+    return request
 
 
-def _parse(call: Call[T], result: Any) -> T:
-    """The typed result; a 2xx answer the model cannot read is an :class:`AIHCResponseError`."""
+@cache
+def envelope_reader(model: type[BaseModel]) -> Callable[[bytes], Any]:
+    """Reads a v1 answer ``{"requestId": ..., "result": {...}}`` into ``model`` from its
+    bytes, with pydantic's JSON reader: the fields the model does not keep are skipped,
+    not built as dicts and lists first.  ``None`` for a body it cannot read that way (not
+    that envelope, or not valid for the model): the transport then decodes it as every
+    other answer, and :func:`_parse` reads it with the call's lenient model or names what
+    is wrong, as before.
+    """
+    envelope: Any = create_model(f"{model.__name__}Envelope", result=(model, ...))
+
+    def read(body: bytes) -> Any:
+        try:
+            return envelope.model_validate_json(body).result
+        except ValidationError:
+            return None
+
+    return read
+
+
+def _parse(call: Call[T], dialect: Dialect, request: ApiRequest, result: Any) -> T:
+    """The typed result; a 2xx answer the model cannot read is an :class:`AIHCResponseError`.
+
+    :param result: what the transport gave: the decoded answer, or the typed one when the
+        request's :attr:`~ApiRequest.read` read it.
+    """
+    if request.read is not None and isinstance(result, call.model):
+        return result  # type: ignore[no-any-return]
     try:
-        return call.read(result)
+        return call.read(dialect.answer(call.endpoint, result))
     except ValidationError as err:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'result'}: {e['msg']}"

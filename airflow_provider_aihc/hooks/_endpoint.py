@@ -15,7 +15,7 @@ in its ``needs``: the dialects send its ``queueID``, and on a managed pool
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
@@ -100,6 +100,11 @@ class Call(Generic[T]):
     endpoint: ClassVar[Endpoint]
     #: The pydantic model that reads the answer (in v1 wire form).
     model: ClassVar[Any]
+    #: A subclass of :attr:`model` that reads a v1 answer straight from its envelope's
+    #: bytes (pydantic's JSON reader builds only the fields the model keeps), or ``None``:
+    #: the answer is decoded first.  The watcher's ListJobs pages (at 10,000 jobs a hundred
+    #: pages of 1,200 dicts and lists each a poll) are read this way.
+    envelope_model: ClassVar[Any] = None
 
     def read(self, data: Any) -> T:
         """The typed answer."""
@@ -148,3 +153,6 @@ class ApiRequest:
     body: bytes | None = None
     #: Unsigned headers the dialect adds (v2: ``X-API-Version`` or ``version``).
     headers: tuple[tuple[str, str], ...] = ()
+    #: Reads a 2xx body into the typed answer itself, or gives ``None`` when it cannot
+    #: (the body is then decoded and read as every other): :attr:`Call.envelope_model`.
+    read: Callable[[bytes], Any] | None = None

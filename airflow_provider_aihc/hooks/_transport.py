@@ -126,11 +126,13 @@ def decode(
     body: bytes,
     headers: Mapping[str, str],
 ) -> Any:
-    """The decoded result of a 2xx answer; raises the typed error for any other."""
+    """The decoded result of a 2xx answer (typed, when the request's
+    :attr:`~ApiRequest.read` reads it); raises the typed error for any other."""
     operation = request.endpoint.operation
     log.debug("AIHC %s %s -> HTTP %d", operation, request.path, status)
     if 200 <= status < 300:
-        return unwrap(operation, status, body, headers)
+        typed = request.read(body) if request.read is not None else None
+        return typed if typed is not None else unwrap(operation, status, body, headers)
     raise error_from_response(operation, status, body, headers, config.access_key_id)
 
 

@@ -42,6 +42,7 @@ from airflow_provider_aihc.models.job import (
     JobList,
     JobStatusItem,
     JobStatusPage,
+    JobStatusPageFromJson,
     JobSummaryList,
     PodLogs,
     StopJobResult,
@@ -135,6 +136,7 @@ class ListJobStatuses(ListJobsCall[JobStatusPage]):
 
     __slots__ = ()
     model = JobStatusPage
+    envelope_model = JobStatusPageFromJson
 
 
 @dataclass(frozen=True, slots=True)

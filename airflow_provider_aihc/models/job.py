@@ -296,6 +296,17 @@ class JobStatusPage(_BriefModel):
     """Jobs on this page."""
 
 
+class JobStatusPageFromJson(JobStatusPage):
+    """:class:`JobStatusPage` read straight from an answer's bytes (pydantic's JSON reader):
+    its ``jobs`` without the lenient ``null`` rule, whose validator would be handed the
+    whole list built as dicts and lists first, twice the cost of a page.  A page it cannot
+    read (``"jobs": null``) is read by :class:`JobStatusPage` instead
+    (:attr:`~airflow_provider_aihc.hooks._endpoint.Call.envelope_model`)."""
+
+    jobs: list[JobStatusItem] = Field(default_factory=list)
+    """Jobs on this page."""
+
+
 class JobSummary(JobStatusItem):
     """A list-jobs item as the operator's exactly-once lookup reads it: :class:`JobBrief`
     plus the name, labels and creation time (list items carry no pods)."""
