@@ -231,12 +231,13 @@ def _request(
 
 @cache
 def envelope_reader(model: type[BaseModel]) -> Callable[[bytes], Any]:
-    """Reads a v1 answer ``{"requestId": ..., "result": {...}}`` into ``model`` from its
-    bytes, with pydantic's JSON reader: the fields the model does not keep are skipped,
-    not built as dicts and lists first.  ``None`` for a body it cannot read that way (not
-    that envelope, or not valid for the model): the transport then decodes it as every
-    other answer, and :func:`_parse` reads it with the call's lenient model or names what
-    is wrong, as before.
+    """Reads a v1 answer ``{"requestId": ..., "result": {...}}`` (the envelope bce-sdk-go
+    unwraps, ``services/aihc/resource/client.go``: see ``hooks/dialects/v1.py``) into
+    ``model`` from its bytes, with pydantic's JSON reader: the fields the model does not
+    keep are skipped, not built as dicts and lists first.  ``None`` for a body it cannot
+    read that way (not that envelope, or not valid for the model): the transport then
+    decodes it as every other answer, and :func:`_parse` reads it with the call's lenient
+    model or names what is wrong, as before.
     """
     envelope: Any = create_model(f"{model.__name__}Envelope", result=(model, ...))
 
