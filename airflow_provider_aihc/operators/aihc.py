@@ -20,11 +20,7 @@ from airflow_provider_aihc.job_parameters import (
 )
 from airflow_provider_aihc.links.aihc import AIHCJobLink
 from airflow_provider_aihc.operators._sealed import SealedAttribute, seal
-from airflow_provider_aihc.version_compat import (
-    BaseOperator,
-    Context,
-    conf,
-)
+from airflow_provider_aihc.version_compat import BaseOperator, conf
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -35,6 +31,7 @@ if TYPE_CHECKING:
         AIHCDeleteJobOperator,
         AIHCStopJobOperator,
     )
+    from airflow_provider_aihc.version_compat import Context
     from airflow_provider_aihc.watch import JobEvent
 
 __all__ = ["AIHCCreateJobOperator", "AIHCDeleteJobOperator", "AIHCStopJobOperator"]

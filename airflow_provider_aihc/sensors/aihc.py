@@ -19,7 +19,6 @@ from airflow_provider_aihc.version_compat import (
     AirflowSensorTimeout,
     AirflowSkipException,
     BaseSensorOperator,
-    Context,
     PokeReturnValue,
     conf,
 )
@@ -27,6 +26,7 @@ from airflow_provider_aihc.version_compat import (
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
     from airflow_provider_aihc.lineage.job import JobLineage
+    from airflow_provider_aihc.version_compat import Context
     from airflow_provider_aihc.watch import JobEvent, JobWatch
 
 DEFER_METHOD_NAME = "execute_complete"

@@ -203,7 +203,7 @@ def deliver(
     if event.status not in SUMMARIZED:
         return None
     if event.status not in ENDED:
-        spec = spec._replace(marker=None, metrics={})
+        spec = spec.without_outputs()
     try:
         flow = collect(event.job_id, pool, spec, event.reason, log, queue_id)
         summary, outputs, job = drive(flow, hook)
