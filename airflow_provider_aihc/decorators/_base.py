@@ -15,12 +15,23 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, ParamSpec, Protocol, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, overload
 
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
 from airflow_provider_aihc.version_compat import DecoratedOperator, task_decorator_factory
 
-P = ParamSpec("P")
+if TYPE_CHECKING:  # typing only: a Protocol class costs every DAG parse ~0.1 ms
+    P = ParamSpec("P")
+
+    class JobDecorator(Protocol[P]):
+        """A decorator typed like the operator it makes: bare (``@task.aihc``) or called with
+        the operator's parameters (``@task.aihc(image=...)``)."""
+
+        @overload
+        def __call__(self, python_callable: Callable[..., Any], /) -> Any: ...
+
+        @overload
+        def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any: ...
 
 
 class AIHCDecoratedOperator(DecoratedOperator, AIHCCreateJobOperator):  # type: ignore[misc]
@@ -78,24 +89,13 @@ PARAMETERS_DOC = """
 """
 
 
-class JobDecorator(Protocol[P]):
-    """A decorator typed like the operator it makes: bare (``@task.aihc``) or called with
-    the operator's parameters (``@task.aihc(image=...)``)."""
-
-    @overload
-    def __call__(self, python_callable: Callable[..., Any], /) -> Any: ...
-
-    @overload
-    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Any: ...
-
-
 @functools.cache  # both decorators' (made at DAG parse): computed once
 def decorator_signature() -> inspect.Signature:
     """The decorators' runtime signature: the operator's ``__init__`` (read, not written
     again) without ``self`` and ``command``, after :data:`OWN_PARAMETERS`, waiting by default."""
     operator = inspect.signature(AIHCCreateJobOperator.__init__).parameters.values()
     taken = [
-        p.replace(default=DECORATOR_DEFAULTS.get(p.name, p.default))
+        p.replace(default=DECORATOR_DEFAULTS[p.name]) if p.name in DECORATOR_DEFAULTS else p
         for p in operator
         if p.name not in ("self", *MADE_BY_FUNCTION)
     ]

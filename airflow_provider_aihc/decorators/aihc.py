@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.decorators._base import (
     AIHCDecoratedOperator,
@@ -28,7 +28,9 @@ from airflow_provider_aihc.decorators._base import (
     typed_like,
 )
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
-from airflow_provider_aihc.version_compat import Context
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.version_compat import Context
 
 
 class AIHCCommandDecoratedOperator(AIHCDecoratedOperator):

@@ -27,7 +27,7 @@ Every other parameter is :class:`~airflow_provider_aihc.operators.aihc.AIHCCreat
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow_provider_aihc.decorators._base import (
     AIHCDecoratedOperator,
@@ -36,7 +36,10 @@ from airflow_provider_aihc.decorators._base import (
 )
 from airflow_provider_aihc.operators._sealed import SealedAttribute
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
-from airflow_provider_aihc.version_compat import Context, is_sensitive_name, mask_secret
+from airflow_provider_aihc.version_compat import is_sensitive_name, mask_secret
+
+if TYPE_CHECKING:
+    from airflow_provider_aihc.version_compat import Context
 
 #: The XCom the operator pushes the job's result marker value to.
 RESULT_XCOM = "result"
