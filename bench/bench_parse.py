@@ -8,9 +8,10 @@ Usage::
 Each measurement is one fresh interpreter that first imports what the DAG processor pays
 for every DAG file anyway (``bench/parse_floor.py``: ``DAG`` and EmptyOperator's module,
 and the operator-link and sensor base modules that its serialization of any DAG imports
-right after the parse), then times, with ``time.perf_counter``
-(wall) and ``time.process_time`` (CPU), the execution of one DAG file as a module
-(``importlib`` spec, loader, ``exec_module``, as the DAG processor loads files).  Two pairs:
+right after the parse; on Airflow 3 frozen, as the processor freezes its heap), then
+times, with ``time.perf_counter`` (wall) and ``time.process_time`` (CPU), the execution of
+one DAG file as a module (``importlib`` spec, loader, ``exec_module``, as the DAG
+processor loads files).  Two pairs:
 
 * ``bench/dags/parse_aihc.py`` (one ``AIHCCreateJobOperator``, one ``AIHCJobSensor``
   watching its ``.output``) against ``bench/dags/parse_empty.py`` (two ``EmptyOperator``);

@@ -71,24 +71,22 @@ print("--modules--" + json.dumps(sorted(set(sys.modules) - before)))
 #: after parsing it: which of the floor's serializer modules that imports, and which were
 #: there before.
 SERIALIZE = r"""
-import json, sys
+import importlib, json, sys
 from datetime import datetime
 sys.path.insert(0, sys.argv[1])
 import parse_floor
 del sys.path[0]
-if parse_floor.airflow_major() == 3:
-    import airflow.dag_processing.processor  # what the processor has before any file
-    from airflow.providers.standard.operators.empty import EmptyOperator
-    from airflow.sdk import DAG
-    from airflow.serialization.serialized_objects import DagSerialization as serializer
-else:
-    import airflow.dag_processing.processor
-    from airflow import DAG
-    from airflow.operators.empty import EmptyOperator
-    from airflow.serialization.serialized_objects import SerializedDAG as serializer
+import airflow.dag_processing.processor  # what the processor has before any file
+from airflow.serialization import serialized_objects
+major = parse_floor.airflow_major()
+DAG, EmptyOperator = (
+    getattr(importlib.import_module(module), name)
+    for module, name in parse_floor.DAG_FILE_NAMES[major]
+)
+serializer = getattr(serialized_objects, "DagSerialization" if major == 3 else "SerializedDAG")
 with DAG(dag_id="two_empty", schedule=None, start_date=datetime(2025, 1, 1)) as dag:
     EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
-wanted = parse_floor.SERIALIZER_MODULES[parse_floor.airflow_major()]
+wanted = parse_floor.SERIALIZER_MODULES[major]
 before = [m for m in wanted if m in sys.modules]
 serializer.to_dict(dag)
 after = [m for m in wanted if m in sys.modules]
