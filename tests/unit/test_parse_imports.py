@@ -83,7 +83,9 @@ DAG, EmptyOperator = (
     getattr(importlib.import_module(module), name)
     for module, name in parse_floor.DAG_FILE_NAMES[major]
 )
-serializer = getattr(serialized_objects, "DagSerialization" if major == 3 else "SerializedDAG")
+# DagSerialization since Airflow 3.2; SerializedDAG before it (2.11, 3.0, 3.1).
+serializer = getattr(serialized_objects, "DagSerialization", None)
+serializer = serializer or serialized_objects.SerializedDAG
 with DAG(dag_id="two_empty", schedule=None, start_date=datetime(2025, 1, 1)) as dag:
     EmptyOperator(task_id="a") >> EmptyOperator(task_id="b")
 wanted = parse_floor.SERIALIZER_MODULES[major]
