@@ -288,6 +288,32 @@ async def test_failing_pages_back_off_the_watcher_and_only_a_deadline_ends_a_tri
     assert emulator.backend.count("GetJob") == lone_rounds
 
 
+async def test_a_first_wait_ends_with_the_first_round_even_when_that_round_read_nothing(
+    emulator: EmulatorServer, rounds: list[tuple[str, int, float]]
+) -> None:
+    """A subscription's first ``next`` waits for the first round that tries its job,
+    whatever ``at_most`` says, and that round ends it even when it could not read the job
+    (``None``): a trigger with a deadline is not held past it by an AIHC failing from the
+    start.  (The round's end wakes only such first waits; every other wait is woken by a
+    reading as it arrives.)"""
+    ids = make_jobs(emulator, POOL_A, "first", 2)  # two jobs: listed, not read one by one
+    emulator.backend.add_fault(scenarios.error(503, operation="ListJobs"))
+    hook = shared_async_hook(CONN)
+    subscriptions = [subscribe(hook, POOL_A, job_id, 0.1) for job_id in ids]
+    try:
+        first = await asyncio.wait_for(
+            asyncio.gather(*(s.next(at_most=0.0) for s in subscriptions)), 10
+        )
+        assert first == [None, None]
+        assert emulator.backend.count("ListJobs", 200) == 0
+        second = await asyncio.wait_for(asyncio.gather(*(s.next() for s in subscriptions)), 10)
+        assert [getattr(reading, "status", reading) for reading in second] == ["Running"] * 2
+        assert len(rounds) == 2
+    finally:
+        for subscription in subscriptions:
+            subscription.close()
+
+
 async def test_a_trigger_cancelled_mid_wait_leaves_the_watcher_serving_the_others(
     emulator: EmulatorServer, rounds: list[tuple[str, int, float]]
 ) -> None:
