@@ -18,7 +18,7 @@ from airflow_provider_aihc.exceptions import AIHCError
 from airflow_provider_aihc.models.status import is_started
 from airflow_provider_aihc.watch.event import JobEvent
 from airflow_provider_aihc.watch.flow import adrive
-from airflow_provider_aihc.watch.watcher import Subscription, subscribe
+from airflow_provider_aihc.watch.watcher import subscribe
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.hooks.aihc import AIHCHook
@@ -56,7 +56,13 @@ async def follow_job(
     subscription = subscribe(hook, pool, watch.job_id, poll_interval, watch.queue_id)
     try:
         while True:
-            event = await _step(subscription, watch, hook, poll_interval, deadline, clock)
+            # Awaited here, not in a helper coroutine: a trigger at rest holds this
+            # coroutine and the subscription's wait, nothing more (issue #37).
+            reading = await subscription.next(
+                fresh=watch.awaiting_confirmation,
+                at_most=_wait_bound(watch, poll_interval, deadline, clock),
+            )
+            event = await _act_on(reading, watch, hook)
             if event is not None:
                 return event
             if deadline is not None and clock() >= deadline:
@@ -65,15 +71,11 @@ async def follow_job(
         subscription.close()
 
 
-async def _step(
-    subscription: Subscription,
-    watch: JobWatch,
-    hook: AIHCHook,
-    poll_interval: float,
-    deadline: float | None,
-    clock: Callable[[], float],
-) -> JobEvent | None:
-    """Wait for the next reading (or the next log read, or the deadline) and act on it."""
+def _wait_bound(
+    watch: JobWatch, poll_interval: float, deadline: float | None, clock: Callable[[], float]
+) -> float | None:
+    """How long the next wait for a reading may last: until the next log read, the
+    deadline or the end of the queue's patience; ``None``: until the next reading."""
     streaming = watch.stream_logs and is_started(watch.tracker.status or "")
     timeout = poll_interval if streaming else None
     queue_left = watch.queue.seconds_left()
@@ -82,7 +84,12 @@ async def _step(
     for left in (None if deadline is None else deadline - clock(), queue_left):
         if left is not None:
             timeout = max(0.0, left) if timeout is None else min(timeout, max(0.0, left))
-    reading = await subscription.next(fresh=watch.awaiting_confirmation, at_most=timeout)
+    return timeout
+
+
+async def _act_on(reading: Reading | None, watch: JobWatch, hook: AIHCHook) -> JobEvent | None:
+    """Act on what the wait gave: a reading, or ``None`` (the log interval, the deadline
+    or the queue's patience came first)."""
     if reading is None:  # nothing new: the log interval, the deadline or the queue's
         if watch.queue.expired:  # waiting for resources, as last read: read it afresh
             try:
