@@ -36,7 +36,7 @@ from airflow_provider_aihc.decorators._base import (
 )
 from airflow_provider_aihc.operators._sealed import SealedAttribute
 from airflow_provider_aihc.operators.aihc import AIHCCreateJobOperator
-from airflow_provider_aihc.version_compat import is_sensitive_name, mask_secret
+from airflow_provider_aihc.version_compat import is_sensitive_name
 
 if TYPE_CHECKING:
     from airflow_provider_aihc.version_compat import Context
@@ -137,6 +137,10 @@ def _mask_argument(value: Any, sensitive: bool, depth: int) -> None:
         for item in value:
             _mask_argument(item, sensitive, depth + 1)
     elif sensitive and isinstance(value, str) and value:
+        # Imported here: at a DAG file's top it loaded common.compat (and, on 3.0,
+        # ``airflow.sdk.log``) at every parse.
+        from airflow_provider_aihc.version_compat import mask_secret
+
         mask_secret(value)
 
 
