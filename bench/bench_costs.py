@@ -61,7 +61,9 @@ BASELINE = BENCH_DIR / "baseline.json"
 #: the code does: a tenth for objects (runs vary by about 1.5 a trigger), a quarter for
 #: the rest. With live logs the count catches some triggers mid-read (more so on a loaded
 #: machine): a half. CPU is a timing, of two phases run seconds apart on a shared machine:
-#: it may double before it fails.
+#: it may double before it fails, plus a tenth of the floor's CPU for ``cpu_ratio``: ours
+#: is a fifteenth of the floor's since 2026-12-07, and a figure that small doubles under
+#: load alone (0.063 quiet, 0.119 beside the unit suite, the same tree).
 TOLERANCE: dict[str, tuple[float, float]] = {
     "objects_per_job": (1.1, 1.0),
     "objects_per_job_logs": (1.5, 2.0),
@@ -70,7 +72,7 @@ TOLERANCE: dict[str, tuple[float, float]] = {
     "cyclic_garbage_per_job_poll": (1.25, 0.05),
     "cyclic_garbage_per_job_poll_logs": (1.5, 1.0),
     "requests_per_job_poll": (1.25, 0.01),
-    "cpu_ratio": (2.0, 0.0),
+    "cpu_ratio": (2.0, 0.1),
     "cpu_ratio_logs": (2.0, 0.0),
 }
 #: The figures that are timings: the least of up to :data:`TIMING_RUNS` runs counts.
