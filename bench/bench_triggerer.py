@@ -16,8 +16,8 @@ Three processes, as in a deployment:
   ``run()`` to its first event, plus a 10 ms ticker that measures its own lateness
   (event-loop lag) and a 1 s sampler of CPU time (``time.process_time``) and RSS. The
   ticker and sampler run alone for 5 s first: that idle loop's CPU is taken off the
-  run's to give the triggers' own (a 10 ms ticker alone costs 1.2-2.2% of a core here
-  in 2 s samples, too noisy a sample for a 2% goal: 5 s since 2026-12-07).
+  run's to give the triggers' own (a 10 ms ticker alone costs 0.9-2.5% of a core here
+  from one process to the next, as wide as a 2% goal: 5 s, not 2, since 2026-12-07).
   The triggers share their pool's watcher (``watch/watcher.py``); a poll is one job read
   by one watcher round. The connection comes from ``AIRFLOW_CONN_AIHC_DEFAULT``
   (``aget_connection``). New TCP connections are counted by wrapping
@@ -240,10 +240,10 @@ def child_main(config_path: str) -> int:
         lags.clear()
         events: dict[str, tuple[float, str]] = {}
 
-        async def watch(trigger: Any) -> None:
+        async def watch(trigger: Any, job_id: str) -> None:
             if config.airflow_floor:
                 async for _ in trigger.run():
-                    events[job_of[id(trigger)]] = (time.time(), "success")
+                    events[job_id] = (time.time(), "success")
                     break
                 return
             if config.floor:
@@ -295,8 +295,8 @@ def child_main(config_path: str) -> int:
                 await asyncio.sleep(0)
                 trigger: Any
                 if config.airflow_floor:
-                    trigger = date_time_trigger()(moment=moments[job_id])
-                    job_of[id(trigger)] = job_id
+                    moment = datetime.fromtimestamp(start + offsets[job_id], UTC)
+                    trigger = date_time_trigger()(moment=moment)
                 else:
                     trigger = AIHCJobTrigger(
                         job_id=job_id,
@@ -304,17 +304,17 @@ def child_main(config_path: str) -> int:
                         poll_interval=config.poll_interval,
                         stream_logs=config.stream_logs,
                     )
-                started.append(asyncio.create_task(watch(trigger)))
+                started.append(asyncio.create_task(watch(trigger, job_id)))
             return started
 
+        offsets = (  # each DateTimeTrigger fires when its job is set Succeeded
+            {job_id: offset for offset, job_id in flip_offsets(config.job_ids, config.finish)}
+            if config.airflow_floor
+            else {}
+        )
         spikes.clear()
         gc_pauses.clear()
         start = time.time()
-        job_of: dict[int, str] = {}
-        moments = {
-            job_id: datetime.fromtimestamp(start + offset, UTC)
-            for offset, job_id in flip_offsets(config.job_ids, tuple(config.finish))
-        }
         emit("start", {"start": start, "rss_imports_kb": rss_imports})
         await asyncio.gather(*await create_triggers())
         end = time.time()
@@ -789,12 +789,7 @@ def main(argv: list[str] | None = None) -> int:
             f"process: {run.emulator_cpu_percent:.1f}% of a core. Polls: {run.polls}. GC: "
             f"{run.gc_full} full collections, longest pause {run.gc_max * 1e3:.0f} ms."
         )
-        spikes = ", ".join(
-            f"{lag * 1e3:.0f} ms at +{at:.1f} s"
-            + (f" (a full GC of {gc * 1e3:.0f} ms in it)" if gc else "")
-            for (at, lag), gc in zip(run.spikes[:5], run.spike_gcs, strict=False)
-        )
-        print(f"Largest event-loop stalls: {spikes or '-'}.")
+        print(f"Largest event-loop stalls: {largest_stalls(run, 5)}.")
         if same_kind is not None:
             f = same_kind
             print(
@@ -814,15 +809,6 @@ def airflow_floor_report(run: Run, base: Run) -> list[str]:
     """Ours beside Airflow's ``DateTimeTrigger`` (same N, same schedule, same run): the
     heap, collections and stalls that any N deferred tasks bring to a triggerer."""
 
-    def stalls(r: Run) -> str:
-        return (
-            ", ".join(
-                f"{lag * 1e3:.0f} ms at +{at:.1f} s" + (f" (full GC {g * 1e3:.0f} ms)" if g else "")
-                for (at, lag), g in zip(r.spikes[:4], r.spike_gcs, strict=False)
-            )
-            or "-"
-        )
-
     return [
         f"### Airflow's DateTimeTrigger x {base.triggers}, same run (a floor: what holding",
         "### that many deferred tasks costs a triggerer)",
@@ -841,8 +827,21 @@ def airflow_floor_report(run: Run, base: Run) -> list[str]:
         f"| CPU of the run less idle loop (%) | {run.cpu_net_percent:.2f} "
         f"| {base.cpu_net_percent:.2f} | |",
         "",
-        f"DateTimeTrigger: {base.events_ok}/{base.triggers} fired; largest stalls: {stalls(base)}.",
+        f"DateTimeTrigger: {base.events_ok}/{base.triggers} fired; largest stalls: "
+        f"{largest_stalls(base, 5)}.",
     ]
+
+
+def largest_stalls(run: Run, count: int) -> str:
+    """The run's ``count`` longest event-loop stalls, each with the full collection in it."""
+    return (
+        ", ".join(
+            f"{lag * 1e3:.0f} ms at +{at:.1f} s"
+            + (f" (a full GC of {gc * 1e3:.0f} ms in it)" if gc else "")
+            for (at, lag), gc in zip(run.spikes[:count], run.spike_gcs, strict=False)
+        )
+        or "-"
+    )
 
 
 if __name__ == "__main__":
