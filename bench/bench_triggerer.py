@@ -11,8 +11,11 @@ Three processes, as in a deployment:
   they run;
 * **the trigger process**, this script with ``--child``: it imports what a triggerer has
   loaded (Airflow with its ``TriggerRunner``'s module, our trigger, hook and models,
-  aiohttp), notes its RSS, then runs one asyncio event loop that creates the triggers as
-  Airflow's ``TriggerRunner`` does (one a turn of the loop) and drives every trigger's
+  aiohttp); in one asyncio event loop it runs one trigger of the kind measured to its
+  event on a job already ``Succeeded`` (what the first trigger of a triggerer loads and
+  sets up once, reported as its own figure, not spread over every trigger's RSS), notes
+  its RSS, then creates the triggers as Airflow's ``TriggerRunner`` does (one a turn of
+  the loop) and drives every trigger's
   ``run()`` to its first event, plus a 10 ms ticker that measures its own lateness
   (event-loop lag) and a 1 s sampler of CPU time (``time.process_time``) and RSS. The
   ticker and sampler run alone for 5 s first: that idle loop's CPU is taken off the
@@ -93,10 +96,11 @@ BASELINE = {
     "delay_p99": 10.0,
     "lag_max": 0.40,
 }
-#: Issue 13's goals at 1,000 triggers (10 s poll); at 10,000 issue 37's (``GOALS_10K``).
+#: The goals at 1,000 triggers (10 s poll): issue 37 asks for its 10,000 goals at 1,000
+#: too; where issue 13's were stricter (CPU, 0.5%) they stay.  At 10,000: ``GOALS_10K``.
 GOALS = {
     "cpu_net_percent": 0.5,
-    "rss_per_trigger_kb": 10.0,
+    "rss_per_trigger_kb": 8.0,
     "connections": 16,
     "lag_max": 0.100,
     "requests_per_job_poll": 0.05,
@@ -120,6 +124,10 @@ class Config:
     #: ``Succeeded`` (:func:`flip_offsets`): what any deferred task costs the triggerer.
     airflow_floor: bool = False
     finish: tuple[float, float] = (60.0, 120.0)
+    #: A job already ``Succeeded``: one trigger of the kind measured is run on it to its
+    #: event before RSS is noted (:func:`child_main`), so that what the first trigger of a
+    #: triggerer loads once is not counted as every trigger's.
+    warm_job_id: str = ""
 
 
 def flip_offsets(job_ids: list[str], finish: tuple[float, float]) -> list[tuple[float, str]]:
@@ -216,6 +224,7 @@ def child_main(config_path: str) -> int:
         lags: list[float] = []
         spikes: list[tuple[float, float]] = []
         samples: list[tuple[float, float, int]] = []
+        events: dict[str, tuple[float, str]] = {}
 
         async def ticker() -> None:
             while not stop.is_set():
@@ -231,14 +240,6 @@ def child_main(config_path: str) -> int:
                 samples.append((time.time(), time.process_time(), read_status_kb("VmRSS")))
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), 1.0)
-
-        rss_imports = read_status_kb("VmRSS")
-        tasks = [asyncio.create_task(ticker()), asyncio.create_task(sampler())]
-        await asyncio.sleep(IDLE_SECONDS)  # the idle loop: ticker and sampler alone
-        idle = (samples[0], (time.time(), time.process_time(), read_status_kb("VmRSS")))
-        idle_lags = list(lags)
-        lags.clear()
-        events: dict[str, tuple[float, str]] = {}
 
         async def watch(trigger: Any, job_id: str) -> None:
             if config.airflow_floor:
@@ -293,19 +294,36 @@ def child_main(config_path: str) -> int:
             for job_id in config.job_ids:
                 await asyncio.sleep(0)
                 await asyncio.sleep(0)
-                trigger: Any
-                if config.airflow_floor:
-                    moment = datetime.fromtimestamp(start + offsets[job_id], UTC)
-                    trigger = date_time_trigger()(moment=moment)
-                else:
-                    trigger = AIHCJobTrigger(
-                        job_id=job_id,
-                        resource_pool_id=POOL,
-                        poll_interval=config.poll_interval,
-                        stream_logs=config.stream_logs,
-                    )
+                trigger = make_trigger(job_id, start + offsets.get(job_id, 0.0))
                 started.append(asyncio.create_task(watch(trigger, job_id)))
             return started
+
+        def make_trigger(job_id: str, moment: float) -> Any:
+            """The trigger measured for ``job_id``; a ``DateTimeTrigger`` fires at ``moment``
+            (the floor's watch does not use it)."""
+            if config.airflow_floor:
+                return date_time_trigger()(moment=datetime.fromtimestamp(moment, UTC))
+            return AIHCJobTrigger(
+                job_id=job_id,
+                resource_pool_id=POOL,
+                poll_interval=config.poll_interval,
+                stream_logs=config.stream_logs,
+            )
+
+        # One trigger run to its event first, on a job already Succeeded: the modules,
+        # connection and session the first trigger of a triggerer sets up are not every
+        # trigger's memory (they are reported on their own, as "first trigger").
+        rss_cold = read_status_kb("VmRSS")
+        await watch(make_trigger(config.warm_job_id, time.time()), config.warm_job_id)
+        events.clear()
+        polls["count"] = 0  # connections opened: the triggerer's, the warm-up's included
+        rss_imports = read_status_kb("VmRSS")
+        emit("warmed", {"rss_cold_kb": rss_cold})
+        tasks = [asyncio.create_task(ticker()), asyncio.create_task(sampler())]
+        await asyncio.sleep(IDLE_SECONDS)  # the idle loop: ticker and sampler alone
+        idle = (samples[0], (time.time(), time.process_time(), read_status_kb("VmRSS")))
+        idle_lags = list(lags)
+        lags.clear()
 
         offsets = (  # each DateTimeTrigger fires when its job is set Succeeded
             {job_id: offset for offset, job_id in flip_offsets(config.job_ids, config.finish)}
@@ -334,6 +352,7 @@ def child_main(config_path: str) -> int:
             "lag_max": lags_sorted[-1] if lags_sorted else 0.0,
             "ticks": len(lags_sorted),
             "rss_imports_kb": rss_imports,
+            "rss_cold_kb": rss_cold,
             "rss_peak_kb": read_status_kb("VmHWM"),
             "connections_opened": connections["opened"],
             "polls": polls["count"],
@@ -371,6 +390,9 @@ class Run:
     cpu_cycles: list[float]
     idle_cpu_percent: float
     rss_imports_mb: float
+    #: What the first trigger (the warm-up) left in memory: modules loaded on first use,
+    #: the connection, the shared session.  Once per triggerer, not per trigger.
+    rss_first_trigger_mb: float
     peak_rss_mb: float
     rss_per_trigger_kb: float
     connections: int
@@ -421,6 +443,7 @@ class ChildOutput:
     def __init__(self, process: subprocess.Popen[str]) -> None:
         self.messages: dict[str, Any] = {}
         self.other_lines = 0
+        self.warmed = threading.Event()
         self.ready = threading.Event()
         self._thread = threading.Thread(target=self._read, args=(process,), daemon=True)
         self._thread.start()
@@ -431,6 +454,8 @@ class ChildOutput:
             if line.startswith(MARK):
                 message = json.loads(line[len(MARK) :])
                 self.messages[message["kind"]] = message["data"]
+                if message["kind"] == "warmed":
+                    self.warmed.set()
                 if message["kind"] == "start":
                     self.ready.set()
             else:
@@ -460,12 +485,13 @@ def run_once(
         job_ids = [client.create_job(POOL, f"bench-trigger-{i}") for i in range(n)]
         for job_id in job_ids:
             client.control("POST", f"jobs/{job_id}/status", {"status": "Running"})
-        counts_before = client.request_counts()
+        warm_job_id = client.create_job(POOL, "bench-trigger-warm-up")
+        client.control("POST", f"jobs/{warm_job_id}/status", {"status": "Succeeded"})
 
         config_path = Path(home) / "trigger-config.json"  # removed with the home
         config = Config(
             emulator.url, job_ids, poll, stream_logs, profile, gc_freeze, floor, airflow_floor,
-            finish,
+            finish, warm_job_id,
         )  # fmt: skip
         config_path.write_text(json.dumps(asdict(config)))
         conn = connection_to(
@@ -498,7 +524,11 @@ def run_once(
             )
             output = ChildOutput(process)
             try:
-                if not output.ready.wait(120):
+                # The warm-up's requests are not the run's: counted from after it (the
+                # trigger process then idles for IDLE_SECONDS, sending nothing).
+                warmed = output.warmed.wait(120 + 2 * poll)
+                counts_before = client.request_counts()
+                if not warmed or not output.ready.wait(120):
                     stderr.seek(0)
                     raise RuntimeError(f"trigger process did not start:\n{stderr.read()[-3000:]}")
                 start = output.messages["start"]["start"]
@@ -589,6 +619,7 @@ def summarize(
     pauses = [p for p in result["gc_pauses"] if p[0] >= start]
     rss_imports = result["rss_imports_kb"]
     peak_rss = result["rss_peak_kb"]
+    rss_first = result["rss_imports_kb"] - result["rss_cold_kb"]
     return Run(
         triggers=n,
         poll=poll,
@@ -601,6 +632,7 @@ def summarize(
         cpu_cycles=[100 * c for c in cycles],
         idle_cpu_percent=100 * idle,
         rss_imports_mb=rss_imports / 1024,
+        rss_first_trigger_mb=rss_first / 1024,
         peak_rss_mb=peak_rss / 1024,
         rss_per_trigger_kb=(peak_rss - rss_imports) / n,
         connections=result["connections_opened"],
@@ -680,6 +712,8 @@ def report(run: Run, floor: Run | None, with_baseline: bool) -> list[str]:
         _row("Peak RSS (MB)", f"{run.peak_rss_mb:.1f}", f"{f.peak_rss_mb:.1f}" if f else "",
              _ratio(run.peak_rss_mb, f.peak_rss_mb) if f else None,
              f"{b['peak_rss_mb']}" if b else ""),
+        _row("RSS the first trigger left, once per triggerer (MB)",
+             f"{run.rss_first_trigger_mb:.1f}", f"{f.rss_first_trigger_mb:.1f}" if f else ""),
         _row("RSS per trigger (KB)", f"{run.rss_per_trigger_kb:.1f}",
              f"{f.rss_per_trigger_kb:.1f}" if f else "", None,
              f"{b['rss_per_trigger_kb']}" if b else "", None,
