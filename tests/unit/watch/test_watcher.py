@@ -525,3 +525,35 @@ async def test_a_page_is_let_go_before_the_next_one_is_read(
         for subscription in subscriptions:
             subscription.close()
     assert held_at_next[:1] == [0]
+
+
+async def test_jobs_whose_triggers_left_mid_page_are_looked_for_no_more_in_that_round(
+    emulator: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The jobs of page 2 stop being watched while page 1 is on its way: the round ends
+    with page 1, without reading page 2 for them or sending a GetJob each."""
+    ids = make_jobs(emulator, POOL_A, "leaving", 150)  # page 1 the newest 100, page 2 the rest
+    asked: list[int] = []
+    original = AIHCHook.alist_job_page
+
+    async def spy(self: AIHCHook, pool: str, *args: Any, page_no: int, **kwargs: Any) -> Any:
+        asked.append(page_no)
+        return await original(self, pool, *args, page_no=page_no, **kwargs)
+
+    monkeypatch.setattr(AIHCHook, "alist_job_page", spy)
+    hook = shared_async_hook(CONN)
+    subscriptions = [subscribe(hook, POOL_A, job_id, 0.5) for job_id in ids]
+    try:
+        await asyncio.gather(*(s.next() for s in subscriptions))  # round 1: pages 1 and 2
+        assert asked == [1, 2]
+        emulator.backend.add_fault(scenarios.delay(1.0, operation="ListJobs"))
+        asked.clear()
+        await until(lambda: asked == [1])  # round 2's page 1 is on its way
+        for subscription in subscriptions[:50]:  # the jobs of page 2
+            subscription.close()
+        await until(lambda: asked.count(1) == 2, within=10)  # round 3 began
+        assert asked == [1, 1]
+        assert emulator.backend.count("GetJob") == 0
+    finally:
+        for subscription in subscriptions:
+            subscription.close()
