@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Protocol
 
-from pydantic import AliasChoices, BeforeValidator, ConfigDict, Field
+from pydantic import AliasChoices, AwareDatetime, BeforeValidator, ConfigDict, Field, StrictBool
+from pydantic import StrictStr as _Plain
 
 from airflow_provider_aihc.models import status as _status
 from airflow_provider_aihc.models._base import _ResponseModel, _WireModel
@@ -296,14 +297,39 @@ class JobStatusPage(_BriefModel):
     """Jobs on this page."""
 
 
-class JobStatusPageFromJson(JobStatusPage):
-    """:class:`JobStatusPage` read straight from an answer's bytes (pydantic's JSON reader):
-    its ``jobs`` without the lenient ``null`` rule, whose validator would be handed the
-    whole list built as dicts and lists first, twice the cost of a page.  A page it cannot
-    read (``"jobs": null``) is read by :class:`JobStatusPage` instead
-    (:attr:`~airflow_provider_aihc.hooks._endpoint.Call.envelope_model`)."""
+class _PlainStatusItem(JobStatusItem):
+    """:class:`JobStatusItem` as AIHC sends it (bce-sdk-go ``aiJob.go:13-45``: plain Go
+    ``string`` and ``bool`` fields, an ISO 8601 ``createdAt`` with its zone), read by
+    pydantic alone: the lenient types' validators, eight Python calls an item, were a third
+    of a page's reading (issue #37).  Anything else (a ``null``, a number for a string, a
+    Go ``time.String()``, a time without its zone) fails it, and the page is read by the
+    lenient :class:`JobStatusPage` instead, to the same values."""
 
-    jobs: list[JobStatusItem] = Field(default_factory=list)
+    job_id: _Plain = ""
+    """Id of the job."""
+    resource_pool_id: _Plain = ""
+    """Pool of the job."""
+    job_framework: _Plain = ""
+    """``PyTorchJob``; needed to read a failed job's events."""
+    status: _Plain = ""
+    """The job's status (see :class:`~.status.JobStatus`)."""
+    enable_fault_tolerance: StrictBool = False
+    """Whether AIHC may restart the job after a failure."""
+    created_at: Annotated[AwareDatetime | None, Field(strict=True)] = None
+    """When the job was created (where its time in the queue starts)."""
+    queue: _Plain = ""
+    """Its queue (named when the job waited in it too long)."""
+
+
+class JobStatusPageFromJson(JobStatusPage):
+    """:class:`JobStatusPage` read straight from an answer's bytes (pydantic's JSON reader),
+    its items as AIHC sends them (:class:`_PlainStatusItem`): without the lenient ``null``
+    rule on ``jobs``, whose validator would be handed the whole list built as dicts and
+    lists first, twice the cost of a page.  A page it cannot read (``"jobs": null``, an
+    item with a ``null`` or a number for a string) is read by :class:`JobStatusPage`
+    instead (:attr:`~airflow_provider_aihc.hooks._endpoint.Call.envelope_model`)."""
+
+    jobs: list[_PlainStatusItem] = Field(default_factory=list)  # type: ignore[assignment]
     """Jobs on this page."""
 
 

@@ -50,7 +50,23 @@ def envelope(result: Any) -> bytes:
 #: (body, read straight from the bytes): pages the JSON reader reads, and ones it leaves.
 PAGES = {
     "as the emulator sends it": (envelope({"total": 1, "jobs": [ITEM], "pageNo": 1}), True),
-    "lenient fields": (envelope({"total": "2", "jobs": [ITEM, LENIENT_ITEM]}), True),
+    "a lenient total": (envelope({"total": "1", "jobs": [ITEM]}), True),
+    "times with a zone": (envelope({"total": 3, "jobs": [
+        {**ITEM, "createdAt": "2026-12-06T22:04:37.123456Z"},
+        {**ITEM, "createdAt": "2026-12-07T06:04:37+08:00"},
+        {**ITEM, "createdAt": None},
+    ]}), True),  # fmt: skip
+    # An item as AIHC does not send it: the whole page is read by the lenient model.
+    "lenient fields": (envelope({"total": "2", "jobs": [ITEM, LENIENT_ITEM]}), False),
+    "a time without its zone": (
+        envelope({"total": 1, "jobs": [{**ITEM, "createdAt": "2026-12-06T22:04:37"}]}),
+        False,
+    ),
+    "an empty time": (envelope({"total": 1, "jobs": [{**ITEM, "createdAt": ""}]}), False),
+    "a flag as a string": (
+        envelope({"total": 1, "jobs": [{**ITEM, "enableFaultTolerance": "true"}]}),
+        False,
+    ),
     "no jobs field": (envelope({"total": 0}), True),
     "jobs null": (envelope({"total": 0, "jobs": None}), False),
     "no envelope": (json.dumps({"total": 1, "jobs": [ITEM]}).encode(), False),
