@@ -42,6 +42,13 @@ LENIENT_ITEM = {
     "unknownField": {"deep": [1, 2, {"x": None}]},
 }
 
+#: Creation times as AIHC writes them (ISO 8601 with a zone), and none.
+ZONED_ITEMS = [
+    {**ITEM, "createdAt": "2026-12-06T22:04:37.123456Z"},
+    {**ITEM, "createdAt": "2026-12-07T06:04:37+08:00"},
+    {**ITEM, "createdAt": None},
+]
+
 
 def envelope(result: Any) -> bytes:
     return json.dumps({"requestId": "r-1", "result": result}).encode()
@@ -51,11 +58,7 @@ def envelope(result: Any) -> bytes:
 PAGES = {
     "as the emulator sends it": (envelope({"total": 1, "jobs": [ITEM], "pageNo": 1}), True),
     "a lenient total": (envelope({"total": "1", "jobs": [ITEM]}), True),
-    "times with a zone": (envelope({"total": 3, "jobs": [
-        {**ITEM, "createdAt": "2026-12-06T22:04:37.123456Z"},
-        {**ITEM, "createdAt": "2026-12-07T06:04:37+08:00"},
-        {**ITEM, "createdAt": None},
-    ]}), True),  # fmt: skip
+    "times with a zone": (envelope({"total": 3, "jobs": ZONED_ITEMS}), True),
     # An item as AIHC does not send it: the whole page is read by the lenient model.
     "lenient fields": (envelope({"total": "2", "jobs": [ITEM, LENIENT_ITEM]}), False),
     "a time without its zone": (
