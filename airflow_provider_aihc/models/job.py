@@ -18,8 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Annotated, Protocol
 
-from pydantic import AliasChoices, AwareDatetime, BeforeValidator, ConfigDict, Field, StrictBool
-from pydantic import StrictStr as _Plain
+from pydantic import (
+    AliasChoices,
+    AwareDatetime,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+)
 
 from airflow_provider_aihc.models import status as _status
 from airflow_provider_aihc.models._base import _ResponseModel, _WireModel
@@ -305,19 +312,19 @@ class _PlainStatusItem(JobStatusItem):
     Go ``time.String()``, a time without its zone) fails it, and the page is read by the
     lenient :class:`JobStatusPage` instead, to the same values."""
 
-    job_id: _Plain = ""
+    job_id: StrictStr = ""
     """Id of the job."""
-    resource_pool_id: _Plain = ""
+    resource_pool_id: StrictStr = ""
     """Pool of the job."""
-    job_framework: _Plain = ""
+    job_framework: StrictStr = ""
     """``PyTorchJob``; needed to read a failed job's events."""
-    status: _Plain = ""
+    status: StrictStr = ""
     """The job's status (see :class:`~.status.JobStatus`)."""
     enable_fault_tolerance: StrictBool = False
     """Whether AIHC may restart the job after a failure."""
     created_at: Annotated[AwareDatetime | None, Field(strict=True)] = None
     """When the job was created (where its time in the queue starts)."""
-    queue: _Plain = ""
+    queue: StrictStr = ""
     """Its queue (named when the job waited in it too long)."""
 
 
