@@ -294,7 +294,8 @@ def child_main(config_path: str) -> int:
             for job_id in config.job_ids:
                 await asyncio.sleep(0)
                 await asyncio.sleep(0)
-                trigger = make_trigger(job_id, start + offsets.get(job_id, 0.0))
+                moment = start + offsets[job_id] if config.airflow_floor else start
+                trigger = make_trigger(job_id, moment)
                 started.append(asyncio.create_task(watch(trigger, job_id)))
             return started
 
@@ -317,7 +318,7 @@ def child_main(config_path: str) -> int:
         await watch(make_trigger(config.warm_job_id, time.time()), config.warm_job_id)
         events.clear()
         polls["count"] = 0  # connections opened: the triggerer's, the warm-up's included
-        rss_imports = read_status_kb("VmRSS")
+        rss_before = read_status_kb("VmRSS")  # imports and the warm-up
         emit("warmed", {"rss_cold_kb": rss_cold})
         tasks = [asyncio.create_task(ticker()), asyncio.create_task(sampler())]
         await asyncio.sleep(IDLE_SECONDS)  # the idle loop: ticker and sampler alone
@@ -333,7 +334,7 @@ def child_main(config_path: str) -> int:
         spikes.clear()
         gc_pauses.clear()
         start = time.time()
-        emit("start", {"start": start, "rss_imports_kb": rss_imports})
+        emit("start", {"start": start, "rss_before_kb": rss_before})
         await asyncio.gather(*await create_triggers())
         end = time.time()
         await session.close()
@@ -351,7 +352,7 @@ def child_main(config_path: str) -> int:
             "lag_p99": lags_sorted[int(0.99 * (len(lags_sorted) - 1))] if lags_sorted else 0.0,
             "lag_max": lags_sorted[-1] if lags_sorted else 0.0,
             "ticks": len(lags_sorted),
-            "rss_imports_kb": rss_imports,
+            "rss_before_kb": rss_before,
             "rss_cold_kb": rss_cold,
             "rss_peak_kb": read_status_kb("VmHWM"),
             "connections_opened": connections["opened"],
@@ -389,7 +390,8 @@ class Run:
     cpu_percent_all: float
     cpu_cycles: list[float]
     idle_cpu_percent: float
-    rss_imports_mb: float
+    #: RSS before the triggers start: the imports and the warm-up trigger.
+    rss_before_mb: float
     #: What the first trigger (the warm-up) left in memory: modules loaded on first use,
     #: the connection, the shared session.  Once per triggerer, not per trigger.
     rss_first_trigger_mb: float
@@ -617,9 +619,8 @@ def summarize(
     requests = {op: count for op, count in requests.items() if count}
     trigger_requests = sum(requests.values())
     pauses = [p for p in result["gc_pauses"] if p[0] >= start]
-    rss_imports = result["rss_imports_kb"]
+    rss_before = result["rss_before_kb"]
     peak_rss = result["rss_peak_kb"]
-    rss_first = result["rss_imports_kb"] - result["rss_cold_kb"]
     return Run(
         triggers=n,
         poll=poll,
@@ -631,10 +632,10 @@ def summarize(
         cpu_percent_all=100 * whole,
         cpu_cycles=[100 * c for c in cycles],
         idle_cpu_percent=100 * idle,
-        rss_imports_mb=rss_imports / 1024,
-        rss_first_trigger_mb=rss_first / 1024,
+        rss_before_mb=rss_before / 1024,
+        rss_first_trigger_mb=(rss_before - result["rss_cold_kb"]) / 1024,
         peak_rss_mb=peak_rss / 1024,
-        rss_per_trigger_kb=(peak_rss - rss_imports) / n,
+        rss_per_trigger_kb=(peak_rss - rss_before) / n,
         connections=result["connections_opened"],
         peak_established=peak,
         requests=requests,
@@ -817,11 +818,12 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"CPU per steady poll cycle: {', '.join(f'{c:.1f}%' for c in run.cpu_cycles)} "
             f"(median above); over the whole run {run.cpu_percent_all:.2f}%; the idle loop "
-            f"(ticker + sampler alone) {run.idle_cpu_percent:.2f}%. RSS after imports "
-            f"{run.rss_imports_mb:.1f} MB. Established connections, peak: "
-            f"{run.peak_established}. Event delay max {run.delay_max:.2f} s. Emulator "
-            f"process: {run.emulator_cpu_percent:.1f}% of a core. Polls: {run.polls}. GC: "
-            f"{run.gc_full} full collections, longest pause {run.gc_max * 1e3:.0f} ms."
+            f"(ticker + sampler alone) {run.idle_cpu_percent:.2f}%. RSS before the "
+            f"triggers (imports, warm-up) {run.rss_before_mb:.1f} MB. Established "
+            f"connections, peak: {run.peak_established}. Event delay max "
+            f"{run.delay_max:.2f} s. Emulator process: {run.emulator_cpu_percent:.1f}% of a "
+            f"core. Polls: {run.polls}. GC: {run.gc_full} full collections, longest pause "
+            f"{run.gc_max * 1e3:.0f} ms."
         )
         print(f"Largest event-loop stalls: {largest_stalls(run, 5)}.")
         if same_kind is not None:
