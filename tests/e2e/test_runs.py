@@ -9,6 +9,7 @@ Airflow itself gives (``clear_task_instances``, then the scheduling loop of ``da
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -45,7 +46,8 @@ class Results:
         return case["runs"]
 
 
-def _drive(folder: Path, case_set: str, tmp: Path) -> Results:
+def _drive(folder: Path, case_set: str, tmp: Path) -> dict[str, Any]:
+    """Run the driver for ``case_set``: its exit code, its results by case id, its output."""
     results = tmp / f"{case_set}.jsonl"
     env = {
         **os.environ,
@@ -60,28 +62,49 @@ def _drive(folder: Path, case_set: str, tmp: Path) -> Results:
         timeout=DRIVER_TIMEOUT,
         check=False,
     )
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output[-4000:]
     cases = {}
-    for line in results.read_text().splitlines():
-        case = json.loads(line)
-        cases[case["id"]] = case
-    return Results(cases, output)
+    if results.exists():
+        for line in results.read_text().splitlines():
+            case = json.loads(line)
+            cases[case["id"]] = case
+    return {"code": done.returncode, "cases": cases, "output": done.stdout + done.stderr}
+
+
+def _drive_once(folder: Path, case_set: str, factory: pytest.TempPathFactory) -> Results:
+    """The driver's run of ``case_set``, once per test run however many workers ask.
+
+    A session fixture runs once per pytest-xdist worker that asks for it: each driver had
+    run on both workers (a matrix cell ran its v2 set twice). The first worker to ask runs
+    it, under a lock in the folder every worker's temporary folder is in, and leaves what it
+    got there, a failure too; the others wait for the lock and read that.
+    """
+    shared = factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    recorded = shared / f"runs-driver-{case_set}.json"
+    with (shared / f"runs-driver-{case_set}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not recorded.exists():
+            tmp = factory.mktemp(f"runs-{case_set}")
+            recorded.write_text(json.dumps(_drive(folder, case_set, tmp)))
+    run = json.loads(recorded.read_text())
+    assert run["code"] == 0, run["output"][-4000:]
+    return Results(run["cases"], run["output"])
 
 
 @pytest.fixture(scope="session")
 def example_runs(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> Results:
-    return _drive(EXAMPLES_DIR, "examples", tmp_path_factory.mktemp("example-runs"))
+    return _drive_once(EXAMPLES_DIR, "examples", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def example_runs_v2(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> Results:
-    return _drive(EXAMPLES_DIR, "examples_v2", tmp_path_factory.mktemp("example-runs-v2"))
+    return _drive_once(EXAMPLES_DIR, "examples_v2", tmp_path_factory)
 
 
 @pytest.fixture(scope="session")
 def series_runs(airflow_db: None, tmp_path_factory: pytest.TempPathFactory) -> Results:
-    return _drive(DAGS_DIR, "series", tmp_path_factory.mktemp("series-runs"))
+    return _drive_once(DAGS_DIR, "series", tmp_path_factory)
 
 
 def _train(run: dict[str, Any], task_id: str = "train") -> tuple[str, int, int]:
