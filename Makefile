@@ -30,6 +30,12 @@ DURATIONS := --durations=20
 # The full lanes end with the wheel check (`make test` leaves it to release-check).
 FULL_WHEEL_CHECK := 1
 
+# Every process caches the bytecode it compiles, as on any developer's machine. Where
+# PYTHONDONTWRITEBYTECODE is set (some sandboxes set it, this project's among them),
+# every process of a lane compiled every module it imported from source again: a matrix
+# cell, whose venv is not byte-compiled at install, spent 40 of its 190 s of CPU on that.
+unexport PYTHONDONTWRITEBYTECODE
+
 -include mk/*.mk
 
 .PHONY: demo demo-loop test test-lanes test-fast lint test-af3 test-af3-rest test-af3-e2e test-af2 test-random test-matrix test-matrix-pending \
@@ -139,8 +145,9 @@ $(UV):
 # pins change. scripts/find_python.sh finds the interpreter (pyenv, then PATH) or says
 # which one is missing.
 # Only the two full lanes' venvs are byte-compiled whole (their benchmarks time imports): a
-# matrix cell imports a part of what it installs, and compiles that on first use, which
-# costs less than compiling all of it (a 3.2.2 venv: 30 s of CPU with, 2 s without).
+# matrix cell imports a part of what it installs, and compiles that on first use (and
+# keeps it: PYTHONDONTWRITEBYTECODE, above), which costs less than compiling all of it
+# (a 3.2.2 venv: 30 s of CPU with, 2 s without).
 # (Precious: a cell's stamp is an intermediate file to make, which it would delete after
 # each run, and so rebuild every cell's venv the next time.)
 .PRECIOUS: $(VENVS)/airflow-%/bin/python.stamp
