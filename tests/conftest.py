@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from importlib.metadata import version
 from pathlib import Path
 
 _HOME = Path(tempfile.mkdtemp(prefix="aihc-airflow-home-"))
 REPO_ROOT = Path(__file__).resolve().parent.parent
+_OLDER_3 = ("3.0.", "3.1.", "3.2.")
 
 os.environ["AIRFLOW_HOME"] = str(_HOME)
 os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_HOME / 'airflow.db'}"
@@ -18,8 +20,12 @@ os.environ.setdefault("AIRFLOW__LOGGING__LOGGING_LEVEL", "INFO")
 # The test DAGs import helpers beside them (``_compat``, ``_recorder``). Airflow puts the
 # DAGs folder on ``sys.path``, except 3.0.6's ``airflow dags test``: its every DAG file
 # failed with "No module named '_compat'". Every Airflow this runs starts from here.
+# On Airflow 3.0-3.2 each also builds its in-process execution API once, as 3.3 does
+# (tests/airflow_site/sitecustomize.py): their ``airflow dags test`` built one per task.
+_SITE = [REPO_ROOT / "tests" / "airflow_site"] if version("apache-airflow")[:4] in _OLDER_3 else []
 os.environ["PYTHONPATH"] = os.pathsep.join(
     [str(REPO_ROOT / "tests" / "e2e" / "dags"), str(REPO_ROOT / "tests" / "reliability" / "dags")]
+    + [str(path) for path in _SITE]
     + [path for path in os.environ.get("PYTHONPATH", "").split(os.pathsep) if path]
 )
 
