@@ -79,6 +79,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_configure(config: pytest.Config) -> None:
     """One folder the run's pytest-xdist workers share (they inherit the environment of
-    the process that starts them): ``tests/reliability`` leaves its driver's results there."""
+    the process that starts them): ``tests/reliability`` leaves its driver's results there,
+    ``tests/e2e/test_runs.py`` its drivers'."""
     if not os.environ.get("PYTEST_XDIST_WORKER") and "AIHC_TEST_SHARED_DIR" not in os.environ:
         os.environ["AIHC_TEST_SHARED_DIR"] = tempfile.mkdtemp(prefix="aihc-test-run-")

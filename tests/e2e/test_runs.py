@@ -75,12 +75,11 @@ def _drive_once(folder: Path, case_set: str, factory: pytest.TempPathFactory) ->
 
     A session fixture runs once per pytest-xdist worker that asks for it: each driver had
     run on both workers (a matrix cell ran its v2 set twice). The first worker to ask runs
-    it, under a lock in the folder every worker's temporary folder is in, and leaves what it
-    got there, a failure too; the others wait for the lock and read that.
+    it, under a lock in the run's shared folder (``AIHC_TEST_SHARED_DIR``,
+    tests/conftest.py), and leaves what it got there, a failure too; the others wait for
+    the lock and read that.
     """
-    shared = factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent
+    shared = Path(os.environ["AIHC_TEST_SHARED_DIR"])
     recorded = shared / f"runs-driver-{case_set}.json"
     with (shared / f"runs-driver-{case_set}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
