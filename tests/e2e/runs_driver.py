@@ -28,10 +28,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: in_process_airflow
-
 from example_service import V2_ONLY_EXAMPLES, retraining_conf
-from in_process_airflow import build_execution_api_once
 
 from airflow_provider_aihc.emulator.server import EmulatorServer
 from airflow_provider_aihc.emulator.steering import scenarios
@@ -297,7 +294,6 @@ def main() -> None:
     v2 = {"api_version": "v2"} if case_set == "examples_v2" else {}
     os.environ["AIRFLOW_CONN_AIHC_DEFAULT"] = server.connection(max_retries=0, **v2).json
     shorten_waits()
-    build_execution_api_once()
     bag = load_dags(folder)
     cases = {
         "examples": {

@@ -35,9 +35,6 @@ sys.path.insert(0, str(HERE))
 
 import rel_plan  # noqa: E402
 
-sys.path.insert(0, str(HERE.parent))  # tests/: in_process_airflow
-from in_process_airflow import build_execution_api_once  # noqa: E402
-
 from airflow_provider_aihc.emulator import DEFAULT_ACCESS_KEY_ID, DEFAULT_SECRET_ACCESS_KEY  # noqa: E402
 from airflow_provider_aihc.emulator.server import EmulatorServer  # noqa: E402
 from airflow_provider_aihc.emulator.state.jobs import Progression  # noqa: E402
@@ -230,7 +227,6 @@ def main() -> None:
         max_retries=rel_plan.MAX_RETRIES,
     )
     shorten_waits()
-    build_execution_api_once()
     bag = load_dags()
     # A SIGTERM that reaches no task (a bug in a kill case) must not end the driver.
     signal.signal(signal.SIGTERM, lambda signum, frame: print("SIGTERM outside a task"))
