@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import platform
 import queue
@@ -9,6 +10,7 @@ import re
 import secrets
 import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 from pathlib import Path
@@ -35,17 +37,40 @@ def airflow_env(home: str) -> dict[str, str]:
     }
 
 
-def child_env(home: str, **extra: str) -> dict[str, str]:
+def child_env(home: str, package: str | None = None, **extra: str) -> dict[str, str]:
     """The environment of a measured child process: this one's, plus an isolated Airflow
-    home, the repository on ``sys.path``, and cached bytecode as an installed package has."""
+    home, the repository on ``sys.path``, and cached bytecode as an installed package has.
+
+    :param package: a folder holding another ``airflow_provider_aihc`` to measure instead
+        (:func:`package_at`); by default the ``AIHC_BENCH_PYTHONPATH`` environment variable
+        (a patched copy, for experiments), else the repository's.
+    """
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env.update(airflow_env(home))
-    # AIHC_BENCH_PYTHONPATH: a patched copy of the package to measure instead (experiments).
-    paths = [os.environ.get("AIHC_BENCH_PYTHONPATH"), str(REPO_ROOT), env.get("PYTHONPATH")]
+    package = package or os.environ.get("AIHC_BENCH_PYTHONPATH")
+    paths = [package, str(REPO_ROOT), env.get("PYTHONPATH")]
     env["PYTHONPATH"] = os.pathsep.join(filter(None, paths))
     env["PYTHONPYCACHEPREFIX"] = str(PYCACHE_PREFIX)
     env.update(extra)
     return env
+
+
+def package_at(revision: str, into: str) -> str:
+    """Extract ``airflow_provider_aihc`` as it was at git ``revision`` into the folder
+    ``into`` (``git archive``), to be measured beside the working tree in the same run:
+    what a figure was before a change, on this machine and under this load, rather than
+    a number written down on another day.  Returns ``into``.
+
+    :raises subprocess.CalledProcessError: ``revision`` is not in the repository.
+    """
+    archive = subprocess.run(
+        ["git", "-C", str(REPO_ROOT), "archive", "--format=tar", revision, "airflow_provider_aihc"],
+        capture_output=True,
+        check=True,
+    )
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into
 
 
 # -- a standalone emulator (its signed client: airflow_provider_aihc.emulator.client) ---------

@@ -3,6 +3,7 @@
 Usage::
 
     python bench/bench_triggerer.py [--quick] [--triggers N] [--with-logs] [--profile FILE]
+        [--against REV]
 
 Three processes, as in a deployment:
 
@@ -51,6 +52,12 @@ here.
 trigger process under cProfile and writes its stats to FILE (CPU figures then include the
 profiler's overhead). ``--gc-freeze`` (a diagnostic) calls ``gc.freeze()`` in the trigger
 process after its imports, to tell garbage-collector pauses from the triggers' own work.
+``--against REV`` also runs the package as it was at git revision ``REV`` (``git
+archive``, in a temporary folder; the emulator and the driver stay the working tree's)
+and prints both side by side with their ratios: a figure written down on another day came
+from another machine and another version of this benchmark (issue 37's "1.66% before the
+last round" reads 3.9-4.6% here today, with its own tree), so a change is judged against
+its earlier tree measured in the same run.  Any tree since the watcher (2026-12-01) runs.
 """
 
 from __future__ import annotations
@@ -72,12 +79,12 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from _common import BENCH_DIR, REPO_ROOT, Emulator, child_env, tcp_connections_to
+from _common import BENCH_DIR, REPO_ROOT, Emulator, child_env, package_at, tcp_connections_to
 
-from airflow_provider_aihc.emulator.client import EmulatorClient
-from airflow_provider_aihc.emulator.connection import connection_to
+if TYPE_CHECKING:  # the driver's only: the trigger process may run an older tree (--against)
+    from airflow_provider_aihc.emulator.client import EmulatorClient
 
 POOL = "cce-emulator0"
 #: How long the ticker and sampler run alone before the triggers start.
@@ -175,12 +182,9 @@ def child_main(config_path: str) -> int:
     import airflow.jobs.triggerer_job_runner  # noqa: F401
     import yarl
 
+    # Only what every tree since the watcher (2026-12-01) has: --against runs older ones.
     import airflow_provider_aihc.hooks.aihc
-    import airflow_provider_aihc.watch  # noqa: F401
-    from airflow_provider_aihc.hooks import calls
-    from airflow_provider_aihc.hooks._connection import ConnectionConfig
-    from airflow_provider_aihc.hooks._endpoint import ApiRequest
-    from airflow_provider_aihc.hooks._wire import prepare
+    import airflow_provider_aihc.watch
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
     from airflow_provider_aihc.watch import first_poll_delay
     from airflow_provider_aihc.watch.flow import grid_sleep
@@ -263,6 +267,11 @@ def child_main(config_path: str) -> int:
             """The floor: the same wake-ups and one GET per poll on one aiohttp session of 16
             connections, signed once up front, the answer decoded by ``json`` and its
             status read, nothing else."""
+            from airflow_provider_aihc.hooks import calls
+            from airflow_provider_aihc.hooks._connection import ConnectionConfig
+            from airflow_provider_aihc.hooks._endpoint import ApiRequest
+            from airflow_provider_aihc.hooks._wire import prepare
+
             signed = prepare(
                 ConnectionConfig(config.url, "aihc-emulator-ak", "aihc-emulator-sk"),
                 ApiRequest(
@@ -359,6 +368,8 @@ def child_main(config_path: str) -> int:
             "polls": polls["count"],
             "spikes": sorted(spikes, key=lambda spike: -spike[1])[:10],
             "gc_pauses": gc_pauses,
+            # Where the trigger's package came from (--against: the extracted tree).
+            "package": str(Path(airflow_provider_aihc.__file__ or "").parents[1]),
         }
 
     if config.profile:
@@ -417,6 +428,8 @@ class Run:
     emulator_cpu_percent: float
     events_ok: int
     duration: float
+    #: The folder the trigger process imported ``airflow_provider_aihc`` from.
+    package: str
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -477,7 +490,16 @@ def run_once(
     gc_freeze: bool = False,
     floor: bool = False,
     airflow_floor: bool = False,
+    package: str | None = None,
 ) -> Run:
+    """One trigger process against a fresh emulator, measured.
+
+    :param package: the folder of another tree's ``airflow_provider_aihc`` for the trigger
+        process (``--against``); the emulator and this driver always run the working tree's.
+    """
+    from airflow_provider_aihc.emulator.client import EmulatorClient
+    from airflow_provider_aihc.emulator.connection import connection_to
+
     env = child_env(home)
     emulator = Emulator(
         env, "--seconds-per-status", "1e9", "--running-seconds", "1e9", "--log-level", "WARNING"
@@ -504,6 +526,7 @@ def run_once(
         )
         child_env_ = child_env(
             home,
+            package,
             AIRFLOW_CONN_AIHC_DEFAULT=conn.json,
             # DateTimeTrigger logs ~26 lines a trigger at INFO (each sleep): its floor is
             # what holding a deferred task costs, not that logging.
@@ -658,6 +681,7 @@ def summarize(
         emulator_cpu_percent=100 * (emu_cpu_end - emu_start[1]) / (end - emu_start[0]),
         events_ok=sum(1 for _, status in events.values() if status == "success"),
         duration=end - start,
+        package=result["package"],
     )
 
 
@@ -773,6 +797,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also run Airflow's DateTimeTrigger, one per job, as a same-run floor",
     )
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        default=None,
+        help="also run the package as it was at git REV, as a same-run baseline",
+    )
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -797,6 +827,13 @@ def main(argv: list[str] | None = None) -> int:
             airflow_floor = run_once(
                 home, n, poll, finish, False, None, args.gc_freeze, airflow_floor=True
             )
+        earlier = None
+        if args.against:
+            with tempfile.TemporaryDirectory(prefix="aihc-bench-tree-") as tree:
+                package = package_at(args.against, tree)
+                earlier = run_once(
+                    home, n, poll, finish, False, None, args.gc_freeze, package=package
+                )
 
     comparable = n == 1000 and poll == 10.0
     print(
@@ -838,7 +875,44 @@ def main(argv: list[str] | None = None) -> int:
     if airflow_floor is not None:
         print("\n".join(["", *airflow_floor_report(runs[0], airflow_floor)]))
         failed += airflow_floor.triggers - airflow_floor.events_ok
+    if earlier is not None:
+        print("\n".join(["", *against_report(runs[0], earlier, args.against)]))
+        failed += earlier.triggers - earlier.events_ok
     return 1 if failed else 0
+
+
+def against_report(run: Run, base: Run, revision: str) -> list[str]:
+    """Ours beside the package as it was at ``revision`` (``--against``): the same
+    benchmark, machine and load, so that a figure from another day (its machine, its
+    version of this benchmark) is not what a change is judged by."""
+    rows = [
+        ("CPU the triggers cost, % of a core (run less idle loop)",
+         run.cpu_net_percent, base.cpu_net_percent, ".2f"),
+        ("Idle loop, % of a core", run.idle_cpu_percent, base.idle_cpu_percent, ".2f"),
+        ("RSS per trigger (KB)", run.rss_per_trigger_kb, base.rss_per_trigger_kb, ".1f"),
+        ("HTTP requests per job per poll", run.requests_per_job_poll,
+         base.requests_per_job_poll, ".3f"),
+        ("Event delay after the flip, p99 (s)", run.delay_p99, base.delay_p99, ".2f"),
+        ("Event-loop lag, max (ms)", run.lag_max * 1e3, base.lag_max * 1e3, ".0f"),
+        ("Longest collection (ms)", run.gc_max * 1e3, base.gc_max * 1e3, ".0f"),
+        ("Full collections", run.gc_full, base.gc_full, "d"),
+    ]  # fmt: skip
+    lines = [
+        f"### The package at {revision}, same run (same benchmark, machine and load)",
+        "",
+        f"| Metric | working tree | {revision} | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, ours, theirs, spec in rows:
+        ratio = _ratio(ours, theirs)
+        shown = f"{ratio:.2f}x" if ratio is not None else ""
+        lines.append(f"| {name} | {ours:{spec}} | {theirs:{spec}} | {shown} |")
+    lines += [
+        "",
+        f"{revision}: {base.events_ok}/{base.triggers} events, its package imported from "
+        f"{base.package}; largest stalls: {largest_stalls(base, 5)}.",
+    ]
+    return lines
 
 
 def airflow_floor_report(run: Run, base: Run) -> list[str]:

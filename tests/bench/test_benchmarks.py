@@ -56,12 +56,18 @@ def test_results() -> None:
 
 
 def test_triggerer() -> None:
-    out = run_quick("bench_triggerer", 150)
+    # --against HEAD: the committed package extracted and measured as a same-run baseline
+    # (HEAD is in every clone; older trees were checked by hand, docs/benchmarks.md).
+    out = run_quick("bench_triggerer", 200, "--against", "HEAD")
     assert "Events: 50/50 success" in out
     assert "| TCP connections opened |" in out
     assert "50/50 finished" in out  # the per-job floor run, the same-run baseline
     assert "| CPU the triggers cost, % of a core (run less idle loop) |" in out
     assert "| HTTP requests per job per poll |" in out
+    assert "### The package at HEAD, same run" in out
+    assert "HEAD: 50/50 events, its package imported from " in out
+    measured = out.split("HEAD: 50/50 events, its package imported from ")[1].split(";")[0]
+    assert "aihc-bench-tree-" in measured  # the extracted tree, not the working one
 
 
 def test_triggerer_costs_have_not_regressed() -> None:
