@@ -31,7 +31,10 @@ modules the DAG file added to ``sys.modules``, listed here; the run fails (exit 
 when one of them is pydantic, requests, httpx, aiohttp, or our hook or models, which a DAG
 file must not import.  ``tests/unit/test_parse_imports.py`` holds the list itself.
 
-``--quick`` runs 1 round (four processes), for CI.
+``--quick`` runs 1 round (four processes), for CI.  ``--against REV`` also parses
+``parse_aihc.py`` with the package as it was at git revision ``REV`` (``git archive``, a
+temporary folder), in the same rounds, and prints it beside ours: a figure from another
+day had another machine and another floor (issue 37's "1.26x before the last round").
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from _common import BENCH_DIR, REPO_ROOT, child_env
+from _common import BENCH_DIR, REPO_ROOT, child_env, package_at
 
 DAGS = BENCH_DIR / "dags"
 OURS = DAGS / "parse_aihc.py"
@@ -164,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1 round, for CI")
     parser.add_argument("--rounds", type=int, default=None, help="rounds (default 21)")
+    parser.add_argument(
+        "--against",
+        metavar="REV",
+        default=None,
+        help="also parse parse_aihc.py with the package as it was at git REV",
+    )
     args = parser.parse_args(argv)
     rounds = args.rounds or (1 if args.quick else 21)
 
@@ -171,15 +180,24 @@ def main(argv: list[str] | None = None) -> int:
 
     files = [f for pair in PAIRS for f in (pair.ours, pair.base)]
     runs: dict[Path, list[Parse]] = {f: [] for f in files}
+    earlier: list[Parse] = []  # parse_aihc.py with the package at --against
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="aihc-bench-parse-") as home:
+    with (
+        tempfile.TemporaryDirectory(prefix="aihc-bench-parse-") as home,
+        tempfile.TemporaryDirectory(prefix="aihc-bench-tree-") as tree,
+    ):
         env = child_env(home)
+        earlier_env = child_env(home, package_at(args.against, tree)) if args.against else None
         if not args.quick:  # warm the page cache and the bytecode cache
             for dag_file in files:
                 parse_once(dag_file, env)
+            if earlier_env is not None:
+                parse_once(OURS, earlier_env)
         for i in range(rounds):
             for dag_file in files if i % 2 == 0 else files[::-1]:
                 runs[dag_file].append(parse_once(dag_file, env))
+            if earlier_env is not None:
+                earlier.append(parse_once(OURS, earlier_env))
     load_after = os.getloadavg()
 
     print(
@@ -215,6 +233,22 @@ def main(argv: list[str] | None = None) -> int:
             f"{met} (wall {wall_ratio:.2f}x, {delta:+.1f} ms; CPU {cpu_ratio:.2f}x)."
         )
         bad |= {m for p in ours for m in forbidden(p.new_modules)}
+    if earlier:
+        wall, low = summary(earlier, "parse")
+        cpu, _ = summary(earlier, "cpu")
+        print(f"\nThe package at {args.against}, same rounds (parse_aihc.py):\n")
+        print(
+            "| DAG file | wall, median (ms) | wall, min (ms) | CPU, median (ms) | modules added |"
+        )
+        print("|---|---:|---:|---:|---:|")
+        print(f"| {PAIRS[0].label} | {wall:.1f} | {low:.1f} | {cpu:.1f} "
+              f"| {len(earlier[-1].new_modules)} |")  # fmt: skip
+        for label, ours, base in (
+            (f"ours/{args.against}", runs[OURS], earlier),
+            (f"{args.against}/{PAIRS[0].base_label}", earlier, runs[BASELINE]),
+        ):
+            wall_ratio, cpu_ratio = (paired_ratio(ours, base, f) for f in ("parse", "cpu"))
+            print(f"| {label} | {wall_ratio:.2f}x | | {cpu_ratio:.2f}x | |")
     for pair in PAIRS:
         added = runs[pair.ours][-1].new_modules
         own = [m for m in added if m.startswith("airflow_provider_aihc")]

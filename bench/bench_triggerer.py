@@ -56,7 +56,7 @@ process after its imports, to tell garbage-collector pauses from the triggers' o
 archive``, in a temporary folder; the emulator and the driver stay the working tree's)
 and prints both side by side with their ratios: a figure written down on another day came
 from another machine and another version of this benchmark (issue 37's "1.66% before the
-last round" reads 3.9-4.6% here today, with its own tree), so a change is judged against
+last round" reads 3.7-4.6% here, with its own tree), so a change is judged against
 its earlier tree measured in the same run.  Any tree since the watcher (2026-12-01) runs.
 """
 
