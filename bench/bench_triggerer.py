@@ -57,7 +57,9 @@ archive``, in a temporary folder; the emulator and the driver stay the working t
 and prints both side by side with their ratios: a figure written down on another day came
 from another machine and another version of this benchmark (issue 37's "1.66% before the
 last round" reads 3.7-4.6% here, with its own tree), so a change is judged against
-its earlier tree measured in the same run.  Any tree since the watcher (2026-12-01) runs.
+its earlier tree measured in the same run.  The trigger process needs only names every
+tree with ``watch/watcher.py`` has (checked over every commit since c5214ab; run on
+c5214ab and HEAD).
 """
 
 from __future__ import annotations
@@ -182,7 +184,7 @@ def child_main(config_path: str) -> int:
     import airflow.jobs.triggerer_job_runner  # noqa: F401
     import yarl
 
-    # Only what every tree since the watcher (2026-12-01) has: --against runs older ones.
+    # Only what every tree with watch/watcher.py has: --against runs older ones.
     import airflow_provider_aihc.hooks.aihc
     import airflow_provider_aihc.watch
     from airflow_provider_aihc.triggers.aihc import AIHCJobTrigger
